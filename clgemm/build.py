@@ -1,0 +1,68 @@
+"""Compiling kernels and caching the programs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyopencl as cl
+
+from .kernels import Kernel
+
+
+class BuildError(RuntimeError):
+    """The OpenCL compiler rejected a kernel; the message carries its log."""
+
+
+def kernel_dir() -> Path:
+    """The .cl sources: inside the installed package (wheel), else the checkout's kernels/."""
+    here = Path(__file__).resolve().parent
+    for d in (here / "cl", here.parent / "kernels"):
+        if (d / "common.cl").is_file():
+            return d
+    raise FileNotFoundError(f"clgemm's OpenCL sources were not found in {here / 'cl'} "
+                            f"or {here.parent / 'kernels'}; the installation is incomplete")
+
+
+def options(params: Mapping[str, int], extra: tuple[str, ...] = ()) -> list[str]:
+    """-D NAME=VALUE for each parameter. Values are re-checked as integers so nothing but
+    numbers can reach the compiler's command line."""
+    opts = []
+    for name, value in params.items():
+        if not name.isidentifier() or isinstance(value, bool) or int(value) != value:
+            raise ValueError(f"refusing compiler option for parameter {name!r}={value!r}")
+        opts.append(f"-D{name}={int(value)}")
+    return opts + [f"-I{kernel_dir()}"] + list(extra)
+
+
+_cache: dict[tuple, cl.Program] = {}
+_lock = threading.Lock()
+
+
+def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
+            extra: tuple[str, ...] = ()) -> cl.Program:
+    """The built program for (context, kernel, params), compiled once per process."""
+    key = (context.int_ptr, kernel.key, kernel.kind, tuple(sorted(params.items())), extra)
+    with _lock:
+        prg = _cache.get(key)
+    if prg is not None:
+        return prg
+    prg = compile_source(context, kernel, params, extra)
+    with _lock:
+        _cache[key] = prg
+    return prg
+
+
+def compile_source(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
+                   extra: tuple[str, ...] = ()) -> cl.Program:
+    source = (kernel_dir() / kernel.source).read_text()
+    try:
+        return cl.Program(context, source).build(options=options(params, extra))
+    except cl.Error as e:  # the message carries the build log
+        raise BuildError(f"kernel {kernel.key} ({kernel.name}) failed to compile with "
+                         f"{dict(params)}: {e}") from None
+
+
+def cache_size() -> int:
+    return len(_cache)

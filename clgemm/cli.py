@@ -1,0 +1,125 @@
+"""The `clgemm` command: a thin layer over the library."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import device as devmod
+from . import kernels
+
+_DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
+                       help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
+                            "else the CPU; PYOPENCL_CTX is honoured)")
+
+
+def _queue(spec: str | None):
+    try:
+        return devmod.queue(devmod.select(spec))
+    except devmod.DeviceNotFound as e:
+        raise click.UsageError(str(e)) from None
+
+
+def _kernel(kind: str):
+    def convert(ctx, param, value):
+        try:
+            return kernels.get(value, kind=kind)
+        except ValueError as e:
+            raise click.BadParameter(str(e)) from None
+    return convert
+
+
+def _params(ctx, param, values) -> dict[str, str]:
+    out = {}
+    for v in values:
+        name, eq, val = v.partition("=")
+        if not eq or not name.strip() or not val.strip():
+            raise click.BadParameter(f"{v!r} is not NAME=VALUE")
+        out[name.strip()] = val.strip()
+    return out
+
+
+@click.group()
+@click.version_option(package_name="clgemm")
+def main() -> None:
+    """OpenCL SGEMM kernels, from naive to double-buffered, and their auto-tuner."""
+
+
+@main.command()
+def devices() -> None:
+    """List every OpenCL platform and device with its capabilities."""
+    entries = devmod.entries()
+    if not entries:
+        click.echo("No OpenCL devices found.")
+    for e in entries:
+        d = devmod.describe(e.device)
+        peak = f"{d['fp32_peak_gflops'] / 1e3:.1f} TFLOPS" if d["fp32_peak_gflops"] else "unknown"
+        click.echo(f"[{e.spec}] {d['name']}  ({d['platform']}, driver {d['driver']}, {d['type']})")
+        click.echo(f"    compute units {d['compute_units']} @ {d['max_clock_mhz']} MHz, "
+                   f"FP32 peak {peak}"
+                   + (f", compute capability {d['compute_capability']}" if d["compute_capability"] else ""))
+        click.echo(f"    global {d['global_mem_bytes'] / 2**30:.1f} GiB, local "
+                   f"{d['local_mem_bytes'] / 2**10:.0f} KiB, max alloc "
+                   f"{d['max_alloc_bytes'] / 2**30:.1f} GiB, max work-group {d['max_work_group_size']}")
+        shuffle = {"nvidia-ptx": "inline PTX shfl.sync", "khr": "cl_khr_subgroup_shuffle",
+                   "intel": "cl_intel_subgroups", "emulated": "none (emulated in local memory)"}
+        click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}")
+    hint = devmod.nvidia_icd_hint()
+    if hint:
+        click.echo("\n" + hint)
+
+
+@main.command()
+@click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
+              show_default=True, help="GEMM kernel number (1-5) or name")
+@click.option("--size", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="M = N = K")
+@click.option("--m", "m", type=click.IntRange(min=1), default=None, help="rows of C (overrides --size)")
+@click.option("--n", "n", type=click.IntRange(min=1), default=None, help="columns of C")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None, help="inner dimension")
+@click.option("--repeat", type=click.IntRange(min=1), default=None,
+              help="timed launches [default: 10, fewer (>= 3) when a launch takes over 0.2 s]")
+@_DEVICE
+@click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE",
+              help="kernel parameter (repeatable)")
+@click.option("--no-check", is_flag=True, help="skip verification against float64")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def run(kernel, size, m, n, k, repeat, device_spec, params, no_check, as_json) -> None:
+    """Time one GEMM kernel with profiling events and verify it against float64 numpy."""
+    from .run import run_gemm
+    queue = _queue(device_spec)
+    m, n, k = m or size, n or size, k or size
+    try:
+        r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
+                     check=not no_check)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    keys = ("kernel", "params", "m", "n", "k", "device", "platform", "driver", "ms_median",
+            "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance")
+    if as_json:
+        click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
+    else:
+        ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
+        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']})  {ps}")
+        click.echo(f"shape    M={m} N={n} K={k}")
+        click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
+        click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
+                   f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up, profiling events)")
+        peak = f"  ({100 * r['peak_fraction']:.1f}% of FP32 peak)" if "peak_fraction" in r else ""
+        click.echo(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
+        if no_check:
+            click.echo("check    skipped")
+        else:
+            status = "PASS" if r["verified"] else "FAIL"
+            extra = "" if r.get("stable", True) else " (output changed between runs: race?)"
+            click.echo(f"check    {status}: relative Frobenius error {r['rel_error']:.2e} vs "
+                       f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
+                       f"{r['rows_checked']} of {m} rows against float64{extra}")
+    if r["verified"] is False:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

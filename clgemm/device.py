@@ -1,0 +1,198 @@
+"""Choosing and describing OpenCL devices."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+from dataclasses import dataclass
+
+import pyopencl as cl
+
+
+class DeviceNotFound(LookupError):
+    """No device matches the request; the message lists what there is."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    platform_index: int
+    device_index: int
+    platform: cl.Platform
+    device: cl.Device
+
+    @property
+    def spec(self) -> str:
+        return f"{self.platform_index}:{self.device_index}"
+
+
+def entries() -> list[Entry]:
+    """Every device of every platform, with its PLATFORM:DEVICE indices."""
+    out = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # the ICD loader reports "no platforms" as an error
+        platforms = []
+    for pi, plat in enumerate(platforms):
+        try:
+            devices = plat.get_devices()
+        except cl.Error:
+            continue
+        for di, dev in enumerate(devices):
+            out.append(Entry(pi, di, plat, dev))
+    return out
+
+
+def is_gpu(dev: cl.Device) -> bool:
+    """A real GPU: Oclgrind, a simulator, reports every device type at once."""
+    return bool(dev.type & cl.device_type.GPU) and "oclgrind" not in dev.platform.name.lower()
+
+
+def type_name(dev: cl.Device) -> str:
+    for flag, name in ((cl.device_type.GPU, "GPU"), (cl.device_type.CPU, "CPU"),
+                       (cl.device_type.ACCELERATOR, "accelerator")):
+        if dev.type & flag and "oclgrind" not in dev.platform.name.lower():
+            return name
+    return "simulator" if "oclgrind" in dev.platform.name.lower() else "other"
+
+
+def _is_oclgrind(e: Entry) -> bool:
+    return "oclgrind" in e.platform.name.lower()
+
+
+def select(spec: str | None = None) -> cl.Device:
+    """The device named by `spec` ("P:D" indices or a case-insensitive name substring).
+
+    Without a spec: PYOPENCL_CTX if set, else the first GPU across all platforms, else the
+    first CPU device (pocl). Oclgrind, a simulator, is chosen only when asked for.
+    """
+    all_ = entries()
+    if spec is None:
+        spec = os.environ.get("PYOPENCL_CTX") or None
+    if spec is None:
+        real = [e for e in all_ if not _is_oclgrind(e)]
+        ranked = ([e for e in real if is_gpu(e.device)] + [e for e in real if not is_gpu(e.device)]
+                  + [e for e in all_ if _is_oclgrind(e)])
+        if not ranked:
+            raise DeviceNotFound("no OpenCL device found. " + (nvidia_icd_hint() or
+                                 "Install pocl-binary-distribution for a CPU device."))
+        return ranked[0].device
+    return _match(spec.strip(), all_).device
+
+
+def _match(spec: str, all_: list[Entry]) -> Entry:
+    parts = spec.split(":")
+    if all(p.isdigit() for p in parts) and 1 <= len(parts) <= 2:
+        pi, di = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
+        for e in all_:
+            if (e.platform_index, e.device_index) == (pi, di):
+                return e
+    else:
+        low = spec.lower()
+        for e in all_:
+            if low in e.device.name.lower() or low in e.platform.name.lower():
+                return e
+    listing = "; ".join(f"{e.spec} {e.device.name.strip()} ({e.platform.name.strip()})" for e in all_)
+    raise DeviceNotFound(f"no OpenCL device matches {spec!r}. Devices: {listing or 'none'}")
+
+
+def queue(device: cl.Device, profiling: bool = True) -> cl.CommandQueue:
+    ctx = cl.Context([device])
+    props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+    return cl.CommandQueue(ctx, properties=props)
+
+
+# ------------------------------------------------------------------ description
+
+# FP32 lanes per multiprocessor by NVIDIA compute capability (major, minor).
+_NV_FP32_LANES = {(3, 0): 192, (3, 5): 192, (3, 7): 192, (5, 0): 128, (5, 2): 128, (5, 3): 128,
+                  (6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64,
+                  (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128,
+                  (10, 0): 128, (12, 0): 128}
+
+
+def nvidia_cc(dev: cl.Device) -> tuple[int, int] | None:
+    if "cl_nv_device_attribute_query" not in dev.extensions:
+        return None
+    try:
+        return (dev.compute_capability_major_nv, dev.compute_capability_minor_nv)
+    except (cl.Error, AttributeError):
+        return None
+
+
+def peak_gflops(dev: cl.Device) -> float | None:
+    """Theoretical FP32 peak: multiprocessors x FP32 lanes x 2 (FMA) x clock, where the
+    lanes per multiprocessor are known (NVIDIA, by compute capability)."""
+    cc = nvidia_cc(dev)
+    if cc is None or cc not in _NV_FP32_LANES:
+        return None
+    return dev.max_compute_units * _NV_FP32_LANES[cc] * 2 * dev.max_clock_frequency / 1e3
+
+
+def shuffle_support(dev: cl.Device) -> str:
+    """How a sub-group shuffle is done on this device (see the shuffle transpose)."""
+    ext = dev.extensions.split()
+    if nvidia_cc(dev) is not None or "NVIDIA" in dev.platform.name:
+        return "nvidia-ptx"          # inline PTX shfl.sync.idx.b32
+    if "cl_khr_subgroup_shuffle" in ext:
+        return "khr"
+    if "cl_intel_subgroups" in ext:
+        return "intel"
+    return "emulated"                # through local memory
+
+
+def describe(dev: cl.Device) -> dict:
+    cc = nvidia_cc(dev)
+    peak = peak_gflops(dev)
+    return {
+        "name": dev.name.strip(),
+        "platform": dev.platform.name.strip(),
+        "vendor": dev.vendor.strip(),
+        "driver": dev.driver_version.strip(),
+        "type": type_name(dev),
+        "opencl": dev.version.strip(),
+        "compute_units": dev.max_compute_units,
+        "max_clock_mhz": dev.max_clock_frequency,
+        "global_mem_bytes": dev.global_mem_size,
+        "local_mem_bytes": dev.local_mem_size,
+        "max_alloc_bytes": dev.max_mem_alloc_size,
+        "max_work_group_size": dev.max_work_group_size,
+        "fp64": bool(dev.double_fp_config) if hasattr(dev, "double_fp_config") else False,
+        "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
+        "shuffle": shuffle_support(dev),
+        "fp32_peak_gflops": round(peak, 1) if peak else None,
+    }
+
+
+def nvidia_icd_hint() -> str | None:
+    """If NVIDIA's OpenCL driver is installed but not registered with the ICD loader (common
+    in containers), say how to register it."""
+    if any(is_gpu(e.device) for e in entries()):
+        return None
+    lib = _find_nvidia_opencl()
+    if lib is None:
+        return None
+    vendors = os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    registered = any("nvidia" in open(f, errors="replace").read().lower()
+                     for f in glob.glob(os.path.join(vendors, "*.icd")) if os.path.isfile(f))
+    if registered:
+        return None
+    return (f"NVIDIA's OpenCL driver is installed ({lib}) but not registered with the ICD loader. "
+            f"Register it with:  echo {lib} > /etc/OpenCL/vendors/nvidia.icd   "
+            f"(or, without root:  mkdir -p ~/icd && echo {lib} > ~/icd/nvidia.icd && "
+            f"export OCL_ICD_VENDORS=~/icd)")
+
+
+def _find_nvidia_opencl() -> str | None:
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        if "libnvidia-opencl.so.1" in line and "=>" in line:
+            return line.split("=>")[-1].strip()
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64", "/usr/lib"):
+        p = os.path.join(d, "libnvidia-opencl.so.1")
+        if os.path.exists(p):
+            return p
+    return None

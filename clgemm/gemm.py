@@ -1,0 +1,121 @@
+"""The library call: C = alpha * op(A) @ op(B) + beta * C on an OpenCL queue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from . import build, kernels, operands
+from .operands import Matrix, is_transposed, rounded
+from .transpose import TransposePlan
+
+
+class GemmPlan:
+    """A GEMM kernel with its parameters, checked against the device and compiled:
+    the one object that `gemm()`, `clgemm run`, the tuner and the benchmark launch."""
+
+    def __init__(self, queue: cl.CommandQueue, kernel: object = None,
+                 params: Mapping[str, object] | None = None):
+        self.queue = queue
+        self.kernel = kernels.get(kernel if kernel is not None else kernels.DEFAULT_GEMM)
+        self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
+        self.kernel.check(self.params, queue.device)
+        self._knl = cl.Kernel(build.program(queue.context, self.kernel, self.params), "gemm")
+        self.local = self.kernel.geometry.local_size(self.params)
+        self.align = self.kernel.geometry.vector(self.params)
+
+    def launch(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
+               wait_for=None) -> cl.Event:
+        """c = alpha * a @ b + beta * c on row-major device matrices."""
+        m, k, n = a.rows, a.cols, b.cols
+        g = self.kernel.geometry.global_size(self.params, m, n)
+        return self._knl(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
+                         np.float32(alpha), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
+                         np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
+
+
+def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
+         trans_a: bool = False, trans_b: bool = False, kernel: object = None,
+         params: Mapping[str, object] | None = None):
+    """C = alpha * op(A) @ op(B) + beta * C in float32.
+
+    numpy inputs give a numpy result; if any input is a pyopencl Array the result is an
+    Array on the same queue, computed without a host round trip. With `c` given, the result
+    is written into it (in place for Arrays) and `c` is returned; beta == 0 never reads c.
+    Fortran-ordered operands are used as they lie in memory: when both are, the kernel
+    computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
+    device, so no host copy is made.
+    """
+    operands.check(a, "a", queue)
+    operands.check(b, "b", queue)
+    opa = a.T if trans_a else a
+    opb = b.T if trans_b else b
+    (m, k), (k2, n) = opa.shape, opb.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
+    if c is not None:
+        operands.check(c, "c", queue)
+        if c.shape != (m, n):
+            raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
+        if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
+                                            for v in (a, b)):
+            raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
+    alpha, beta = float(alpha), float(beta)
+
+    # Multiply either X=op(A), Y=op(B) into C, or X=op(B)^T, Y=op(A)^T into C^T: whichever
+    # needs fewer operands re-laid out (a Fortran-ordered matrix is its transpose row-major).
+    c_needed = c is not None and beta != 0.0
+    direct = is_transposed(opa) + is_transposed(opb) + (c_needed and is_transposed(c))
+    swapped = (not is_transposed(opa)) + (not is_transposed(opb)) + (c_needed and not is_transposed(c))
+    swap = swapped < direct
+    x, y = (opb.T, opa.T) if swap else (opa, opb)
+    target = None if c is None else (c.T if swap else c)
+    rows, cols = x.shape[0], y.shape[1]
+
+    plan = GemmPlan(queue, kernel, params)
+    al = plan.align
+    operands.check_fits(queue.device, [(rows, rounded(k, al)), (k, rounded(cols, al)),
+                                       (rows, rounded(cols, al))])
+    tplan = TransposePlan(queue) if is_transposed(x) or is_transposed(y) or (
+        c is not None and is_transposed(target)) else None
+
+    xm = _row_major(queue, x, al, tplan)
+    ym = _row_major(queue, y, al, tplan)
+    if c_needed:
+        cm = _row_major(queue, target, al, tplan)
+    elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
+        cm = Matrix(target.base_data, rows, cols, cols)      # write straight into c
+    else:
+        cm = operands.empty(queue, rows, cols, rounded(cols, al))
+    plan.launch(xm, ym, cm, alpha, beta if c_needed else 0.0)
+
+    if c is None:
+        if any(isinstance(v, cla.Array) for v in (a, b)):
+            return operands.to_array(queue, cm, transposed=swap)
+        host = operands.to_host(queue, cm)
+        return host.T if swap else host
+    _write_back(queue, cm, target, tplan)
+    return c
+
+
+def _row_major(queue, x, align: int, tplan: TransposePlan | None) -> Matrix:
+    """x as a row-major device matrix with an aligned leading dimension."""
+    if not is_transposed(x):
+        return operands.raw(queue, x, align)
+    return tplan.transposed(operands.raw(queue, x, 1), align)
+
+
+def _write_back(queue, cm: Matrix, target, tplan: TransposePlan | None) -> None:
+    """Put the row-major result `cm` into the user's `target` (c or c.T)."""
+    if isinstance(target, np.ndarray):
+        target[...] = operands.to_host(queue, cm)
+        return
+    if cm.buf is target.base_data:
+        return
+    if is_transposed(target):   # target's memory is row-major target.T
+        tplan.launch(cm, Matrix(target.base_data, cm.cols, cm.rows, cm.rows))
+    else:
+        operands.copy_rect(queue, cm.buf, cm.ld, target.base_data, cm.cols, cm.rows, cm.cols)

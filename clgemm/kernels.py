@@ -1,0 +1,308 @@
+"""The kernel registry: the one place that knows each kernel's source, parameters,
+constraints and launch geometry. `run`, `tune`, `bench` and `gemm()` all read it."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+Params = dict[str, int]
+_CPU = 2  # CL_DEVICE_TYPE_CPU
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: int
+    space: tuple[int, ...]
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    text: str                                  # shown to the user when violated
+    holds: Callable[[Mapping[str, int]], bool]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How a parameter set maps onto the work-group grid.
+
+    Dimension 0 of the NDRange runs along the columns of the output, dimension 1 along
+    its rows; a work-group covers a `tile` of the output with `local` work-items.
+    """
+    tile: Callable[[Mapping[str, int]], tuple[int, int]]     # (rows, cols) per work-group
+    local: Callable[[Mapping[str, int]], tuple[int, int]]    # (dim0, dim1) work-items
+    local_bytes: Callable[[Mapping[str, int]], int]
+    vector: Callable[[Mapping[str, int]], int] = lambda p: 1  # alignment of ld, in floats
+
+    def local_size(self, p: Mapping[str, int]) -> tuple[int, int]:
+        return self.local(p)
+
+    def global_size(self, p: Mapping[str, int], rows: int, cols: int) -> tuple[int, int]:
+        tr, tc = self.tile(p)
+        lx, ly = self.local(p)
+        return (-(-cols // tc) * lx, -(-rows // tr) * ly)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    key: str                 # registry key: "1".."6" for GEMM, "naive" etc. for transposes
+    name: str
+    source: str              # file name under kernels/
+    params: tuple[Param, ...]
+    geometry: Geometry
+    constraints: tuple[Constraint, ...] = ()
+    kind: str = "gemm"       # "gemm" or "transpose"
+    technique: str = ""
+    # Overrides of the (H200-measured) defaults for CPU devices, where pocl runs small
+    # work-groups far faster; measured with pocl 3.0 on a 2-core EPYC at 256^3.
+    cpu_defaults: Mapping[str, int] = field(default_factory=dict)
+    _by_name: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {p.name: p for p in self.params})
+
+    @property
+    def defaults(self) -> Params:
+        return {p.name: p.default for p in self.params}
+
+    def defaults_for(self, device=None) -> Params:
+        """The registry defaults for this kind of device (GPU unless it is a CPU)."""
+        out = self.defaults
+        if device is not None and device.type & _CPU and "oclgrind" not in device.platform.name.lower():
+            out.update(self.cpu_defaults)
+        return out
+
+    def resolve(self, overrides: Mapping[str, object] | None = None,
+                base: Mapping[str, int] | None = None) -> Params:
+        """`base` (default: the defaults) updated with `overrides`, each checked to be a known
+        integer parameter from the declared space. Raises ValueError naming the bad one."""
+        out = dict(base) if base is not None else self.defaults
+        for name, value in (overrides or {}).items():
+            if name not in self._by_name:
+                known = ", ".join(self._by_name) or "none"
+                raise ValueError(f"kernel {self.key} ({self.name}) has no parameter {name!r}; "
+                                 f"its parameters are: {known}")
+            value = _integer(value)
+            if value is None:
+                raise ValueError(f"parameter {name}={overrides[name]!r} of kernel {self.key} "
+                                 f"must be an integer")
+            space = self._by_name[name].space
+            if value not in space:
+                raise ValueError(f"{name}={value} is outside kernel {self.key}'s space for {name}: "
+                                 f"{', '.join(map(str, space))}")
+            out[name] = value
+        return out
+
+    def violations(self, p: Mapping[str, int], device=None) -> list[str]:
+        """Every constraint `p` breaks, as text; device limits are checked when given."""
+        bad = [c.text for c in self.constraints if not _holds(c, p)]
+        if bad:  # geometry of a broken point may not even be computable
+            return bad
+        lx, ly = self.geometry.local_size(p)
+        if device is not None:
+            if lx * ly > device.max_work_group_size:
+                bad.append(f"work-group {lx}x{ly}={lx * ly} work-items exceeds the device maximum "
+                           f"{device.max_work_group_size}")
+            dims = device.max_work_item_sizes
+            if lx > dims[0] or ly > dims[1]:
+                bad.append(f"work-group {lx}x{ly} exceeds the device's per-dimension limits "
+                           f"{dims[0]}x{dims[1]}")
+            need = self.geometry.local_bytes(p)
+            if need > device.local_mem_size:
+                bad.append(f"local memory {need} bytes exceeds the device's {device.local_mem_size}")
+        return bad
+
+    def check(self, p: Mapping[str, int], device=None) -> None:
+        bad = self.violations(p, device)
+        if bad:
+            shown = " ".join(f"{k}={v}" for k, v in p.items())
+            raise ValueError(f"kernel {self.key} ({self.name}) with {shown} violates: " + "; ".join(bad))
+
+    def space(self) -> Iterator[Params]:
+        """Every point of the declared parameter space, constraints not yet applied."""
+        names = [p.name for p in self.params]
+        for values in itertools.product(*(p.space for p in self.params)):
+            yield dict(zip(names, values))
+
+    def space_size(self) -> int:
+        n = 1
+        for p in self.params:
+            n *= len(p.space)
+        return n
+
+
+def _integer(value: object) -> int | None:
+    """An int from an int-like value or a decimal string; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        v = value.strip()
+        return int(v) if v.lstrip("-").isdigit() else None
+    try:
+        if int(value) == value:
+            return int(value)
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def _holds(c: Constraint, p: Mapping[str, int]) -> bool:
+    try:
+        return bool(c.holds(p))
+    except ZeroDivisionError:
+        return False
+
+
+# --------------------------------------------------------------------------- GEMM
+
+def _square(p):      # kernels 1-2: TS x TS work-items, one output each
+    return (p["TS"], p["TS"])
+
+
+_TS = Param("TS", 32, (4, 8, 16, 32), "tile side; the work-group is TS x TS")
+
+_BLOCKED = (
+    Constraint("TSM % WPTM == 0", lambda p: p["TSM"] % p["WPTM"] == 0),
+    Constraint("TSN % WPTN == 0", lambda p: p["TSN"] % p["WPTN"] == 0),
+)
+
+
+def _nt(p):
+    return (p["TSM"] // p["WPTM"]) * (p["TSN"] // p["WPTN"])
+
+
+def _blocked_geometry(local_bytes, vector=lambda p: 1) -> Geometry:
+    return Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
+                    local=lambda p: (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"]),
+                    local_bytes=local_bytes, vector=vector)
+
+
+def _vector_constraints() -> tuple[Constraint, ...]:
+    return _BLOCKED + (
+        Constraint("WIDTH divides WPTM", lambda p: p["WPTM"] % p["WIDTH"] == 0),
+        Constraint("WIDTH divides WPTN", lambda p: p["WPTN"] % p["WIDTH"] == 0),
+        Constraint("WIDTH divides TSK", lambda p: p["TSK"] % p["WIDTH"] == 0),
+        Constraint("A-tile vectors TSM*TSK/WIDTH split evenly over the work-group",
+                   lambda p: (p["TSM"] * p["TSK"] // p["WIDTH"]) % _nt(p) == 0),
+        Constraint("B-tile vectors TSK*TSN/WIDTH split evenly over the work-group",
+                   lambda p: (p["TSK"] * p["TSN"] // p["WIDTH"]) % _nt(p) == 0),
+    )
+
+
+def _vector_tile_bytes(p) -> int:
+    return 4 * p["TSK"] * (p["TSM"] + p["PAD"] * p["WIDTH"] + p["TSN"])
+
+
+_TILE = (32, 64, 128, 256)
+_WPT = (1, 2, 4, 8, 16)
+
+
+def _vector_params(tsm, tsn, tsk, wptm, wptn, width, pad) -> tuple[Param, ...]:
+    return (
+        Param("TSM", tsm, _TILE, "rows of C per work-group"),
+        Param("TSN", tsn, _TILE, "columns of C per work-group"),
+        Param("TSK", tsk, (4, 8, 16, 32), "depth of the local tiles"),
+        Param("WPTM", wptm, _WPT, "rows of C per work-item"),
+        Param("WPTN", wptn, _WPT, "columns of C per work-item"),
+        Param("WIDTH", width, (1, 2, 4), "floats per vector load"),
+        Param("PAD", pad, (0, 1), "pad each k-row of the A tile by one vector"),
+    )
+
+
+_VECTOR_CPU = dict(TSM=32, TSN=64, TSK=16, WPTM=8, WPTN=8, WIDTH=4, PAD=0)
+
+GEMM: dict[str, Kernel] = {}
+TRANSPOSE: dict[str, Kernel] = {}
+
+
+def _register(k: Kernel) -> Kernel:
+    (GEMM if k.kind == "gemm" else TRANSPOSE)[k.key] = k
+    return k
+
+
+_register(Kernel(
+    key="1", name="naive", source="1_naive.cl", technique="one work-item per C element",
+    params=(_TS,), cpu_defaults={"TS": 4},
+    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 0),
+))
+
+_register(Kernel(
+    key="2", name="tiled", source="2_tiled.cl", technique="local-memory tiles",
+    params=(_TS,), cpu_defaults={"TS": 8},
+    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 2 * 4 * p["TS"] ** 2),
+))
+
+_register(Kernel(
+    key="3", name="register-blocked", source="3_register_blocked.cl",
+    technique="WPTM x WPTN outputs per work-item in registers",
+    params=(
+        Param("TSM", 128, (16,) + _TILE, "rows of C per work-group"),
+        Param("TSN", 128, (16,) + _TILE, "columns of C per work-group"),
+        Param("TSK", 8, (4, 8, 16, 32), "depth of the local tiles"),
+        Param("WPTM", 8, _WPT, "rows of C per work-item"),
+        Param("WPTN", 8, _WPT, "columns of C per work-item"),
+    ),
+    cpu_defaults=dict(TSM=32, TSN=32, TSK=16, WPTM=4, WPTN=4),
+    constraints=_BLOCKED + (
+        Constraint("A tile TSM*TSK splits evenly over the work-group",
+                   lambda p: (p["TSM"] * p["TSK"]) % _nt(p) == 0),
+        Constraint("B tile TSK*TSN splits evenly over the work-group",
+                   lambda p: (p["TSK"] * p["TSN"]) % _nt(p) == 0),
+    ),
+    geometry=_blocked_geometry(lambda p: 4 * p["TSK"] * (p["TSM"] + p["TSN"])),
+))
+
+_register(Kernel(
+    key="4", name="vectorized", source="4_vectorized.cl",
+    technique="k-major A tile, WIDTH-wide global and local accesses",
+    params=_vector_params(256, 64, 16, 8, 8, 4, 1),
+    cpu_defaults=_VECTOR_CPU,
+    constraints=_vector_constraints(),
+    geometry=_blocked_geometry(_vector_tile_bytes, vector=lambda p: p["WIDTH"]),
+))
+
+_register(Kernel(
+    key="5", name="double-buffered", source="5_double_buffered.cl",
+    technique="two local buffers, next tile prefetched through registers",
+    params=_vector_params(64, 128, 16, 16, 4, 4, 0),
+    cpu_defaults=_VECTOR_CPU,
+    constraints=_vector_constraints(),
+    geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p), vector=lambda p: p["WIDTH"]),
+))
+
+DEFAULT_GEMM = "5"
+
+_register(Kernel(
+    key="naive", name="naive", source="transpose_naive.cl", kind="transpose",
+    technique="one work-item per element; strided writes",
+    params=(Param("TS", 16, (4, 8, 16, 32), "tile side; the work-group is TS x TS"),),
+    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 0),
+))
+
+_register(Kernel(
+    key="local", name="local", source="transpose_local.cl", kind="transpose",
+    technique="padded local-memory tile; coalesced reads and writes",
+    params=(Param("TS", 32, (8, 16, 32, 64), "tile side"),
+            Param("RPT", 4, (1, 2, 4, 8), "rows moved per work-item")),
+    constraints=(Constraint("RPT divides TS", lambda p: p["TS"] % p["RPT"] == 0),),
+    geometry=Geometry(tile=_square, local=lambda p: (p["TS"], p["TS"] // p["RPT"]),
+                      local_bytes=lambda p: 4 * p["TS"] * (p["TS"] + 1)),
+))
+
+DEFAULT_TRANSPOSE = "local"
+
+
+def get(key: object, kind: str = "gemm") -> Kernel:
+    """Look a kernel up by number or name; the error lists the valid ones."""
+    table = GEMM if kind == "gemm" else TRANSPOSE
+    k = str(key).strip()
+    if k in table:
+        return table[k]
+    for kern in table.values():
+        if kern.name == k:
+            return kern
+    valid = ", ".join(f"{v.key} ({v.name})" for v in table.values())
+    raise ValueError(f"unknown {kind} kernel {key!r}; valid kernels: {valid}")

@@ -1,0 +1,134 @@
+"""Checking user matrices and moving them into row-major device buffers whose leading
+dimension suits the kernel (vector kernels need it to be a multiple of WIDTH)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+F32 = np.dtype(np.float32)
+MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
+
+
+@dataclass
+class Matrix:
+    """A row-major float32 matrix in a device buffer: rows x cols, leading dimension ld.
+    Columns cols..ld-1 are padding and hold zeros where clgemm allocated them."""
+    buf: cl.Buffer
+    rows: int
+    cols: int
+    ld: int
+
+
+def check(x, name: str, queue: cl.CommandQueue) -> None:
+    """Raise TypeError/ValueError naming what is wrong with a user matrix."""
+    if isinstance(x, cla.Array):
+        if x.context != queue.context:
+            raise TypeError(f"{name} is a pyopencl Array from another OpenCL context than the queue's")
+    elif not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array or a pyopencl.array.Array, "
+                        f"not {type(x).__name__}")
+    if x.dtype != F32:
+        raise TypeError(f"{name} has dtype {x.dtype}; SGEMM is float32 only "
+                        f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got {x.ndim}-D with shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{name} has a zero-sized dimension {x.shape}; every dimension must be >= 1")
+    if isinstance(x, cla.Array) and (x.offset != 0 or not (x.flags.c_contiguous
+                                                           or x.flags.f_contiguous)):
+        raise ValueError(f"{name} is a pyopencl Array view (offset or strides); pass a contiguous "
+                         f"copy ({name}.copy())")
+
+
+def is_transposed(x) -> bool:
+    """True when x's memory is the row-major layout of x.T (Fortran order)."""
+    return bool(x.flags.f_contiguous and not x.flags.c_contiguous)
+
+
+def rounded(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+def zeros(queue: cl.CommandQueue, rows: int, cols: int, ld: int) -> Matrix:
+    buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, rows * ld * 4)
+    cl.enqueue_fill_buffer(queue, buf, np.float32(0), 0, rows * ld * 4)
+    return Matrix(buf, rows, cols, ld)
+
+
+def empty(queue: cl.CommandQueue, rows: int, cols: int, ld: int) -> Matrix:
+    return Matrix(cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, rows * ld * 4), rows, cols, ld)
+
+
+def raw(queue: cl.CommandQueue, x, align: int) -> Matrix:
+    """x's own memory as a row-major device matrix: x itself, or x.T when x is Fortran-ordered.
+    Copies only when it must: a host upload, or padding the leading dimension to `align`."""
+    t = is_transposed(x)
+    rows, cols = (x.shape[1], x.shape[0]) if t else x.shape
+    ld = rounded(cols, align)
+    if isinstance(x, np.ndarray):
+        host = x.T if t else x
+        host = padded(np.ascontiguousarray(host), ld)   # no copy unless strided or padded
+        buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=host)
+        return Matrix(buf, rows, cols, ld)
+    if ld == cols:
+        return Matrix(x.base_data, rows, cols, ld)
+    out = zeros(queue, rows, cols, ld)
+    copy_rect(queue, x.base_data, cols, out.buf, ld, rows, cols)
+    return out
+
+
+def padded(host: np.ndarray, ld: int) -> np.ndarray:
+    """A host matrix with zero columns appended up to `ld` (itself when already that wide)."""
+    if host.shape[1] == ld:
+        return host
+    out = np.zeros((host.shape[0], ld), F32)
+    out[:, :host.shape[1]] = host
+    return out
+
+
+def copy_rect(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
+              rows: int, cols: int) -> cl.Event:
+    """Copy a rows x cols block between buffers with different leading dimensions."""
+    return cl.enqueue_copy(queue, dst, src, src_origin=(0, 0, 0),
+                           dst_origin=(0, 0, 0), region=(cols * 4, rows, 1),
+                           src_pitches=(src_ld * 4, 0), dst_pitches=(dst_ld * 4, 0))
+
+
+def to_host(queue: cl.CommandQueue, m: Matrix) -> np.ndarray:
+    host = np.empty((m.rows, m.ld), F32)
+    cl.enqueue_copy(queue, host, m.buf)
+    return host if m.ld == m.cols else np.ascontiguousarray(host[:, :m.cols])
+
+
+def to_array(queue: cl.CommandQueue, m: Matrix, transposed: bool) -> cla.Array:
+    """A pyopencl Array of the matrix (or of its transpose, Fortran-ordered), no host trip."""
+    if m.ld != m.cols:
+        dense = empty(queue, m.rows, m.cols, m.cols)
+        copy_rect(queue, m.buf, m.ld, dense.buf, m.cols, m.rows, m.cols)
+        m = dense
+    if transposed:
+        return cla.Array(queue, (m.cols, m.rows), F32, order="F", data=m.buf)
+    return cla.Array(queue, (m.rows, m.cols), F32, data=m.buf)
+
+
+def check_fits(device: cl.Device, shapes: list[tuple[int, int]]) -> None:
+    """Refuse, before allocating anything, matrices the device cannot hold or index."""
+    total = 0
+    for rows, ld in shapes:
+        n = rows * ld
+        if n > MAX_ELEMENTS:
+            raise ValueError(f"a {rows}x{ld} matrix has {n} elements; clgemm kernels index with "
+                             f"32-bit integers and take at most {MAX_ELEMENTS}")
+        if n * 4 > device.max_mem_alloc_size:
+            raise ValueError(f"a {rows}x{ld} float32 matrix needs {n * 4 / 2**20:.0f} MiB, more than "
+                             f"the device's maximum allocation of "
+                             f"{device.max_mem_alloc_size / 2**20:.0f} MiB")
+        total += n * 4
+    if total > device.global_mem_size:
+        raise ValueError(f"the matrices need {total / 2**20:.0f} MiB together, more than the device's "
+                         f"{device.global_mem_size / 2**20:.0f} MiB of global memory")

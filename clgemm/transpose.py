@@ -1,0 +1,58 @@
+"""Out-of-place matrix transposes on the device, as a library call and for gemm()."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from . import build, kernels, operands
+from .operands import Matrix
+
+
+class TransposePlan:
+    """A transpose kernel compiled and checked for one device, ready to launch."""
+
+    def __init__(self, queue: cl.CommandQueue, kernel: str | None = None,
+                 params: Mapping[str, object] | None = None):
+        self.queue = queue
+        self.kernel = kernels.get(kernel or kernels.DEFAULT_TRANSPOSE, kind="transpose")
+        self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
+        self.kernel.check(self.params, queue.device)
+        self._knl = cl.Kernel(build.program(queue.context, self.kernel, self.params), "transpose")
+        self.local = self.kernel.geometry.local_size(self.params)
+
+    def launch(self, src: Matrix, dst: Matrix, wait_for=None) -> cl.Event:
+        """dst[:src.cols, :src.rows] = src.T"""
+        g = self.kernel.geometry.global_size(self.params, src.rows, src.cols)
+        return self._knl(self.queue, g, self.local, np.int32(src.rows), np.int32(src.cols),
+                         src.buf, np.int32(src.ld), dst.buf, np.int32(dst.ld), wait_for=wait_for)
+
+    def transposed(self, src: Matrix, align: int = 1) -> Matrix:
+        """A new matrix holding src.T, its leading dimension a multiple of `align`."""
+        dst = operands.zeros(self.queue, src.cols, src.rows, operands.rounded(src.rows, align))
+        self.launch(src, dst)
+        return dst
+
+
+def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
+              params: Mapping[str, object] | None = None):
+    """a.T as a new C-ordered matrix (numpy in, numpy out; Array in, Array out)."""
+    operands.check(a, "a", queue)
+    plan = TransposePlan(queue, kernel, params)
+    operands.check_fits(queue.device, [a.shape, a.shape])
+    src = operands.raw(queue, a, 1)
+    if operands.is_transposed(a):
+        # The memory already holds a.T row-major: a.T in C order is that memory as it is.
+        dst = src
+    else:
+        dst = plan.transposed(src)
+    if isinstance(a, cla.Array):
+        if dst.buf is a.base_data:  # never alias the caller's buffer
+            copy = operands.empty(queue, dst.rows, dst.cols, dst.cols)
+            operands.copy_rect(queue, dst.buf, dst.ld, copy.buf, copy.ld, dst.rows, dst.cols)
+            dst = copy
+        return operands.to_array(queue, dst, transposed=False)
+    return operands.to_host(queue, dst)

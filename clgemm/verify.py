@@ -1,0 +1,39 @@
+"""Checking results against a float64 reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def random_matrix(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    """Fresh uniform values in [-1, 1): signed, so cancellation is exercised, never zeros."""
+    return rng.uniform(-1.0, 1.0, size=(rows, cols)).astype(np.float32)
+
+
+def tolerance(k: int) -> float:
+    """Allowed relative Frobenius error for a float32 product with inner dimension k.
+    Rounding errors of a k-term sum grow like sqrt(k) for random signs; the factor 4 and
+    the floor of 16 eps leave room for alpha/beta and blocked summation orders, while a
+    single wrong or missing term (about 1/sqrt(k) relative) stays far above it."""
+    return max(16.0, 4.0 * k ** 0.5) * EPS32
+
+
+def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
+    """||out - ref||_F / ||ref||_F, infinite when out has non-finite values (unwritten
+    elements poisoned with NaN count as wrong)."""
+    out64 = out.astype(np.float64)
+    if not np.all(np.isfinite(out64)):
+        return float("inf")
+    den = np.linalg.norm(ref)
+    num = np.linalg.norm(out64 - ref)
+    return float(num / den) if den > 0 else float(num)
+
+
+def reference(a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: float = 0.0,
+              c: np.ndarray | None = None) -> np.ndarray:
+    ref = alpha * (a.astype(np.float64) @ b.astype(np.float64))
+    if beta != 0.0 and c is not None:
+        ref += beta * c.astype(np.float64)
+    return ref

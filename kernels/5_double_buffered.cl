@@ -1,0 +1,140 @@
+// Kernel 5: double buffering (kernel 4 + one technique).
+//
+// Technique: two local buffers per operand. While the work-group multiplies tile t
+// from one buffer, each work-item already holds tile t+1 in registers, loaded from
+// global memory before the multiply so that the load latency hides behind it; after
+// the multiply it writes those registers to the other buffer. One barrier per tile
+// suffices: the buffer written in step t was last read in step t-1, before the
+// barrier that ended it.
+//
+// Parameters: TSM, TSN, TSK, WPTM, WPTN, WIDTH, PAD (as kernel 4).
+// Constraints: as kernel 4, with twice the local memory:
+// 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
+// Edges: any M, N, K >= 1, handled as in kernel 4.
+//
+// H200 (4096^3): see results/kernels-h200.md.
+
+#ifndef TSM
+#define TSM 128
+#endif
+#ifndef TSN
+#define TSN 128
+#endif
+#ifndef TSK
+#define TSK 8
+#endif
+#ifndef WPTM
+#define WPTM 8
+#endif
+#ifndef WPTN
+#define WPTN 8
+#endif
+#ifndef WIDTH
+#define WIDTH 4
+#endif
+#ifndef PAD
+#define PAD 1
+#endif
+
+#include "common.cl"
+
+#define RTSM (TSM / WPTM)               // work-items along M
+#define RTSN (TSN / WPTN)               // work-items along N
+#define NT (RTSM * RTSN)                // work-items per group
+#define TSMV (TSM / WIDTH + PAD)        // vectors per k-row of the A tile, padding included
+#define LPTA (TSM * TSK / WIDTH / NT)   // A vectors each work-item loads per tile
+#define LPTB (TSK * TSN / WIDTH / NT)   // B vectors each work-item loads per tile
+
+__kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
+void gemm(const int M, const int N, const int K, const float alpha,
+          const __global floatW* restrict A, const int lda,
+          const __global floatW* restrict B, const int ldb,
+          const float beta, __global floatW* C, const int ldc) {
+    const int tx = get_local_id(0);
+    const int ty = get_local_id(1);
+    const int tid = ty * RTSN + tx;
+    const int m0 = get_group_id(1) * TSM;
+    const int n0 = get_group_id(0) * TSN;
+    // Leading dimensions and extents counted in vectors.
+    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
+    const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
+
+    __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
+    __local floatW Bsub[2][TSK][TSN / WIDTH];
+
+    float acc[WPTM][WPTN];
+    #pragma unroll
+    for (int i = 0; i < WPTM; i++)
+        #pragma unroll
+        for (int j = 0; j < WPTN; j++) acc[i][j] = 0.0f;
+
+    // The vectors this work-item moves per tile, staged in registers.
+    floatW ra[LPTA], rb[LPTB];
+
+    // Global -> registers for the tile starting at depth t (same indexing as kernel 4).
+    #define LOAD_TILE(t)                                                              \
+        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
+            const int e = tid + l * NT;                                               \
+            const int r = e / (TSK / WIDTH), kv = (t) / WIDTH + e % (TSK / WIDTH);   \
+            ra[l] = (m0 + r < M && kv < Kv) ? A[(m0 + r) * ldav + kv] : (floatW)(0.0f); \
+        }                                                                             \
+        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
+            const int e = tid + l * NT;                                               \
+            const int r = e / (TSN / WIDTH), nv = n0 / WIDTH + e % (TSN / WIDTH);    \
+            rb[l] = ((t) + r < K && nv < Nv) ? B[((t) + r) * ldbv + nv] : (floatW)(0.0f); \
+        }
+
+    // Registers -> local buffer `buf`, A transposed.
+    #define STORE_TILE(buf)                                                           \
+        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
+            const int e = tid + l * NT;                                               \
+            const int r = e / (TSK / WIDTH), c = e % (TSK / WIDTH);                  \
+            __local float* As = (__local float*)Asub[buf];                           \
+            float s[WIDTH];                                                           \
+            UNPACK(ra[l], s, 0);                                                      \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                        \
+                As[(c * WIDTH + w) * TSMV * WIDTH + r] = s[w];                        \
+        }                                                                             \
+        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
+            const int e = tid + l * NT;                                               \
+            Bsub[buf][e / (TSN / WIDTH)][e % (TSN / WIDTH)] = rb[l];                  \
+        }
+
+    LOAD_TILE(0);
+    STORE_TILE(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const int tiles = (K + TSK - 1) / TSK;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int buf = tile & 1;
+        const bool more = tile + 1 < tiles;
+        if (more) { LOAD_TILE((tile + 1) * TSK); }
+
+        #pragma unroll
+        for (int k = 0; k < TSK; k++) {
+            float a[WPTM], b[WPTN];
+            #pragma unroll
+            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[buf][k][ty + i * RTSM], a, i * WIDTH);
+            #pragma unroll
+            for (int j = 0; j < WPTN / WIDTH; j++) UNPACK(Bsub[buf][k][tx + j * RTSN], b, j * WIDTH);
+            #pragma unroll
+            for (int i = 0; i < WPTM; i++)
+                #pragma unroll
+                for (int j = 0; j < WPTN; j++) acc[i][j] += a[i] * b[j];
+        }
+
+        if (more) { STORE_TILE(buf ^ 1); }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    const bool full = m0 + TSM <= M && n0 + TSN <= N;
+    #pragma unroll
+    for (int i = 0; i < WPTM; i++) {
+        const int row = m0 + (ty + (i / WIDTH) * RTSM) * WIDTH + i % WIDTH;
+        #pragma unroll
+        for (int j = 0; j < WPTN / WIDTH; j++) {
+            const int colv = n0 / WIDTH + tx + j * RTSN;
+            store_c_vec(C, row, colv, ldcv, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
+        }
+    }
+}

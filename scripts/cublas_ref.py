@@ -1,0 +1,49 @@
+"""cuBLAS FP32 (TF32 off) and device-copy bandwidth through torch, timed with CUDA events
+(median after warm-up), for comparison with clgemm on the same GPU.
+
+    python3 scripts/cublas_ref.py --sizes 1024,2048,4096,8192,4000
+"""
+import argparse
+import json
+import statistics
+
+import torch
+
+
+def bench(fn, repeat=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1024,2048,4096,8192,4000")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "gemm": {}}
+    for s in map(int, a.sizes.split(",")):
+        x = torch.rand(s, s, device="cuda") * 2 - 1
+        y = torch.rand(s, s, device="cuda") * 2 - 1
+        ms = bench(lambda: torch.mm(x, y))
+        out["gemm"][s] = {"ms": ms, "gflops": 2 * s**3 / ms / 1e6}
+        print(f"cuBLAS FP32 {s}^3: {ms:.3f} ms  {2 * s**3 / ms / 1e6:.0f} GFLOPS")
+    src = torch.rand(256 * 2**20, device="cuda")
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src))
+    out["copy_gbps"] = 2 * src.numel() * 4 / ms / 1e6
+    print(f"device copy: {out['copy_gbps']:.0f} GB/s (read + write)")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

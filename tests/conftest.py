@@ -1,0 +1,31 @@
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from clgemm import device
+
+# Small parameter sets (two per kernel) so register-blocked kernels stay fast on the CPU.
+SMALL = {
+    "1": [{"TS": 4}, {"TS": 8}],
+    "2": [{"TS": 4}, {"TS": 8}],
+    "3": [dict(TSM=16, TSN=16, TSK=4, WPTM=2, WPTN=2), dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=1)],
+    "4": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+          dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=0)],
+    "5": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0),
+          dict(TSM=32, TSN=32, TSK=8, WPTM=2, WPTN=2, WIDTH=1, PAD=1)],
+}
+
+# Shapes (M, N, K): ones, primes, non-multiples of every tile and width, tall-skinny.
+ODD_SHAPES = [(1, 1, 1), (1, 7, 3), (37, 53, 29), (64, 64, 64), (3, 129, 5),
+              (100, 7, 131), (257, 3, 2), (2, 300, 1)]
+
+
+@pytest.fixture(scope="session")
+def queue() -> cl.CommandQueue:
+    """The default device (the CPU through pocl on CI), with profiling enabled."""
+    return device.queue(device.select())
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng()

@@ -1,0 +1,199 @@
+"""The library call's contract: numpy and Array in and out, both orders, alpha/beta, c,
+the program cache, and clear errors for bad input."""
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+import clgemm
+from clgemm import build, device, verify
+
+P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+
+
+def rand(rng, *shape, order="C"):
+    x = verify.random_matrix(rng, *shape)
+    return np.asfortranarray(x) if order == "F" else x
+
+
+def close(out, ref, k):
+    return verify.rel_error(np.asarray(out), ref) <= verify.tolerance(k)
+
+
+@pytest.mark.parametrize("order_a", "CF")
+@pytest.mark.parametrize("order_b", "CF")
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("2", {"TS": 4})])
+def test_numpy_orders(queue, rng, order_a, order_b, kernel, params):
+    a, b = rand(rng, 45, 23, order=order_a), rand(rng, 23, 31, order=order_b)
+    c = clgemm.gemm(queue, a, b, kernel=kernel, params=params)
+    assert isinstance(c, np.ndarray) and c.shape == (45, 31)
+    assert close(c, verify.reference(a, b), 23)
+
+
+@pytest.mark.parametrize("order_a", "CF")
+@pytest.mark.parametrize("order_b", "CF")
+def test_array_in_array_out(queue, rng, order_a, order_b):
+    a, b = rand(rng, 33, 17, order=order_a), rand(rng, 17, 29, order=order_b)
+    da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+    dc = clgemm.gemm(queue, da, db, kernel="5", params=P5)
+    assert isinstance(dc, cla.Array) and dc.queue is queue and dc.shape == (33, 29)
+    assert close(dc.get(), verify.reference(a, b), 17)
+
+
+def test_array_result_stays_on_device(queue, rng, monkeypatch):
+    """No host round trip for Array inputs: nothing is read back to the host."""
+    a, b = cla.to_device(queue, rand(rng, 40, 40)), cla.to_device(queue, rand(rng, 40, 40))
+    reads = []
+    real = cl.enqueue_copy
+
+    def spy(q, dest, src, **kw):
+        if isinstance(dest, np.ndarray):
+            reads.append(dest.shape)
+        return real(q, dest, src, **kw)
+
+    monkeypatch.setattr(cl, "enqueue_copy", spy)
+    clgemm.gemm(queue, a, b, kernel="5", params=P5)
+    assert reads == []
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("order", "CF")
+def test_transposed_operands(queue, rng, trans_a, trans_b, order):
+    m, n, k = 19, 37, 11
+    a = rand(rng, *((k, m) if trans_a else (m, k)), order=order)
+    b = rand(rng, *((n, k) if trans_b else (k, n)), order=order)
+    c = clgemm.gemm(queue, a, b, trans_a=trans_a, trans_b=trans_b, kernel="5", params=P5)
+    ref = verify.reference(a.T if trans_a else a, b.T if trans_b else b)
+    assert close(c, ref, k)
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (0.0, 1.0), (-1.5, 0.5), (2.0, -1.0), (0.0, 0.0)])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_alpha_beta_into_c(queue, rng, alpha, beta, as_array):
+    a, b, c0 = rand(rng, 21, 13), rand(rng, 13, 18), rand(rng, 21, 18)
+    c = cla.to_device(queue, c0) if as_array else c0.copy()
+    out = clgemm.gemm(queue, a, b, c, alpha=alpha, beta=beta, kernel="5", params=P5)
+    assert out is c
+    got = c.get() if as_array else c
+    ref = verify.reference(a, b, alpha, beta, c0)
+    if not np.any(ref):  # alpha = beta = 0: exactly zero
+        assert not np.any(got)
+    else:
+        assert close(got, ref, 13)
+
+
+@pytest.mark.parametrize("kernel,params", [("1", {"TS": 4}), ("2", {"TS": 4}), ("3", None), ("5", P5)])
+def test_beta_zero_never_reads_c(queue, rng, kernel, params):
+    a, b = rand(rng, 30, 9), rand(rng, 9, 22)
+    c = np.full((30, 22), np.nan, np.float32)
+    clgemm.gemm(queue, a, b, c, beta=0.0, kernel=kernel, params=params)
+    assert np.all(np.isfinite(c))
+    assert close(c, verify.reference(a, b), 9)
+
+
+def test_fortran_c_is_filled_in_place(queue, rng):
+    a, b = rand(rng, 14, 6), rand(rng, 6, 10)
+    c0 = rand(rng, 14, 10, order="F")
+    c = cla.to_device(queue, c0)
+    clgemm.gemm(queue, a, b, c, alpha=1.0, beta=1.0, kernel="5", params=P5)
+    assert close(c.get(), verify.reference(a, b, 1.0, 1.0, c0), 6)
+
+
+def test_program_cache(queue, rng):
+    a, b = rand(rng, 8, 8), rand(rng, 8, 8)
+    params = {"TS": 8}
+    clgemm.gemm(queue, a, b, kernel="2", params=params)
+    n = build.cache_size()
+    clgemm.gemm(queue, a, b, kernel="2", params=params)
+    assert build.cache_size() == n
+
+
+# ------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("a,b,exc,words", [
+    (np.zeros((3, 4), np.float32), np.zeros((5, 2), np.float32), ValueError, "inner dimensions"),
+    (np.zeros((3,), np.float32), np.zeros((3, 2), np.float32), ValueError, "2-D"),
+    (np.zeros((3, 4, 1), np.float32), np.zeros((4, 2), np.float32), ValueError, "2-D"),
+    (np.zeros((0, 4), np.float32), np.zeros((4, 2), np.float32), ValueError, "zero-sized"),
+    (np.zeros((3, 4), np.float64), np.zeros((4, 2), np.float32), TypeError, "float32"),
+    (np.zeros((3, 4), np.float32), np.zeros((4, 2), np.int32), TypeError, "float32"),
+    ([[1.0]], np.zeros((1, 1), np.float32), TypeError, "numpy array"),
+])
+def test_bad_input(queue, a, b, exc, words):
+    with pytest.raises(exc, match=words):
+        clgemm.gemm(queue, a, b)
+
+
+def test_array_from_another_context(queue, rng):
+    other = cl.CommandQueue(cl.Context([queue.device]))
+    a = cla.to_device(other, rand(rng, 4, 4))
+    with pytest.raises(TypeError, match="another OpenCL context"):
+        clgemm.gemm(queue, a, rand(rng, 4, 4))
+
+
+def test_bad_c(queue, rng):
+    a, b = rand(rng, 4, 5), rand(rng, 5, 6)
+    with pytest.raises(ValueError, match="c has shape"):
+        clgemm.gemm(queue, a, b, np.zeros((6, 4), np.float32))
+    with pytest.raises(TypeError, match="float32"):
+        clgemm.gemm(queue, a, b, np.zeros((4, 6)))
+
+
+def test_c_aliasing_an_input(queue, rng):
+    a = cla.to_device(queue, rand(rng, 5, 5))
+    with pytest.raises(ValueError, match="shares its buffer"):
+        clgemm.gemm(queue, a, a, a)
+
+
+def test_unknown_kernel_and_params(queue, rng):
+    a = rand(rng, 4, 4)
+    with pytest.raises(ValueError, match="valid kernels: 1 \\(naive\\)"):
+        clgemm.gemm(queue, a, a, kernel=9)
+    with pytest.raises(ValueError, match="no parameter 'TSX'"):
+        clgemm.gemm(queue, a, a, kernel="3", params={"TSX": 4})
+    with pytest.raises(ValueError, match="TS=24 is outside"):
+        clgemm.gemm(queue, a, a, kernel="2", params={"TS": 24})
+    with pytest.raises(ValueError, match="must be an integer"):
+        clgemm.gemm(queue, a, a, kernel="2", params={"TS": "8 -DEVIL"})
+
+
+def test_constraint_violation_names_the_constraint(queue, rng):
+    a = rand(rng, 4, 4)
+    with pytest.raises(ValueError, match="WIDTH divides WPTM"):
+        clgemm.gemm(queue, a, a, kernel="5", params=dict(P5, WPTM=2, WIDTH=4))
+
+
+def test_too_large_for_device_fails_before_allocating(queue, monkeypatch):
+    """A matrix beyond the device's max allocation is refused before any buffer exists."""
+    made = []
+    real = cl.Buffer
+    monkeypatch.setattr(cl, "Buffer", lambda *a, **k: made.append(1) or real(*a, **k))
+    # a strided view costs no host memory: shape (M, K) with K huge
+    big = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**16, 2**16),
+                                          strides=(0, 0))
+    small = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**16, 2),
+                                            strides=(0, 0))
+    with pytest.raises(ValueError, match="maximum allocation|32-bit"):
+        clgemm.gemm(queue, big, small)
+    assert made == []
+
+
+def test_device_selection_errors():
+    with pytest.raises(device.DeviceNotFound, match="no OpenCL device matches"):
+        device.select("no-such-device-xyz")
+    with pytest.raises(device.DeviceNotFound, match="Devices:"):
+        device.select("99:0")
+
+
+def test_device_selection_by_index_and_name():
+    e = [x for x in device.entries() if "oclgrind" not in x.platform.name.lower()][0]
+    assert device.select(e.spec) == e.device
+    assert device.select(e.device.name[:6].lower()) is not None
+
+
+def test_pyopencl_ctx_is_honoured(monkeypatch):
+    e = device.entries()[-1]
+    monkeypatch.setenv("PYOPENCL_CTX", e.spec)
+    assert device.select() == e.device

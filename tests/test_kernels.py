@@ -1,0 +1,60 @@
+"""Every GEMM kernel against float64 numpy, at odd shapes and two parameter sets each."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import clgemm
+from clgemm import kernels, verify
+
+from .conftest import ODD_SHAPES, SMALL
+
+CASES = [(k, i) for k in kernels.GEMM for i in range(len(SMALL[k]))]
+
+
+def check(queue, rng, m, n, k, kernel, params):
+    a = verify.random_matrix(rng, m, k)
+    b = verify.random_matrix(rng, k, n)
+    c = clgemm.gemm(queue, a, b, kernel=kernel, params=params)
+    assert c.shape == (m, n) and c.dtype == np.float32
+    err = verify.rel_error(c, verify.reference(a, b))
+    assert err <= verify.tolerance(k), f"kernel {kernel} {params} {m}x{n}x{k}: error {err:.2e}"
+
+
+def test_small_params_cover_every_kernel():
+    assert set(SMALL) == set(kernels.GEMM)
+
+
+@pytest.mark.parametrize("kernel,i", CASES)
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_kernel_matches_float64(queue, rng, kernel, i, shape):
+    check(queue, rng, *shape, kernel, SMALL[kernel][i])
+
+
+@pytest.mark.parametrize("kernel", list(kernels.GEMM))
+def test_kernel_square_multiple_tiles(queue, rng, kernel):
+    check(queue, rng, 96, 96, 96, kernel, SMALL[kernel][0])
+
+
+@pytest.mark.parametrize("kernel", list(kernels.GEMM))
+def test_kernel_defaults_on_this_device(queue, rng, kernel):
+    check(queue, rng, 67, 131, 45, kernel, None)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(m=st.integers(1, 70), n=st.integers(1, 70), k=st.integers(1, 70),
+       kernel=st.sampled_from(sorted(kernels.GEMM)), i=st.integers(0, 1))
+def test_random_shapes(queue, m, n, k, kernel, i):
+    check(queue, np.random.default_rng(), m, n, k, kernel, SMALL[kernel][i])
+
+
+def test_wrong_result_is_detected(rng):
+    """The check itself can fail: a single wrong element breaks the tolerance."""
+    a, b = verify.random_matrix(rng, 64, 64), verify.random_matrix(rng, 64, 64)
+    ref = verify.reference(a, b)
+    out = ref.astype(np.float32)
+    out[5, 7] += 1.0
+    assert verify.rel_error(out, ref) > verify.tolerance(64)
+    out[5, 7] = np.nan
+    assert verify.rel_error(out, ref) == float("inf")
