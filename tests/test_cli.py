@@ -1,0 +1,76 @@
+"""The `clgemm` command through click's test runner."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from clgemm import verify
+from clgemm.cli import main
+
+KEYS = {"kernel", "params", "m", "n", "k", "device", "platform", "driver", "ms_median",
+        "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance"}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_devices_lists_capabilities():
+    r = invoke("devices")
+    assert r.exit_code == 0, r.output
+    for word in ("compute units", "global", "local", "max alloc", "max work-group", "fp64",
+                 "shuffle"):
+        assert word in r.output
+
+
+def test_run_prints_the_report():
+    r = invoke("run", "--kernel", "2", "--size", "40", "--repeat", "3", "--param", "TS=8")
+    assert r.exit_code == 0, r.output
+    for word in ("kernel   2 (tiled)  TS=8", "M=40 N=40 K=40", "median", "GFLOPS", "PASS",
+                 "tolerance"):
+        assert word in r.output
+
+
+def test_run_json():
+    r = invoke("run", "--kernel", "5", "--m", "33", "--n", "17", "--k", "9", "--repeat", "2",
+               "--json", "--param", "TSM=32", "--param", "TSN=32")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output.strip().splitlines()[-1])
+    assert KEYS <= set(d)
+    assert (d["m"], d["n"], d["k"]) == (33, 17, 9)
+    assert d["verified"] is True and d["rel_error"] <= d["tolerance"]
+    assert d["params"]["TSM"] == 32 and d["ms_min"] <= d["ms_median"] <= d["ms_max"]
+    assert d["gflops"] > 0
+
+
+def test_run_no_check():
+    r = invoke("run", "--kernel", "1", "--size", "8", "--no-check", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["verified"] is None
+
+
+def test_failed_verification_exits_nonzero(monkeypatch):
+    monkeypatch.setattr(verify, "tolerance", lambda k: -1.0)
+    r = invoke("run", "--kernel", "1", "--size", "8")
+    assert r.exit_code == 1
+    assert "FAIL" in r.output
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--size", "0"], "0 is not in the range"),
+    (["--size", "-3"], "not in the range"),
+    (["--size", "1.5"], "not a valid integer"),
+    (["--size", "abc"], "not a valid integer"),
+    (["--kernel", "9"], "valid kernels: 1 (naive), 2 (tiled)"),
+    (["--device", "no-such-gpu"], "no OpenCL device matches"),
+    (["--param", "TS"], "not NAME=VALUE"),
+    (["--kernel", "2", "--param", "TS=24"], "TS=24 is outside"),
+    (["--kernel", "2", "--param", "XX=4"], "no parameter 'XX'"),
+    (["--kernel", "5", "--param", "WIDTH=4", "--param", "WPTN=2"], "WIDTH divides WPTN"),
+])
+def test_run_errors_are_clear(args, words):
+    r = invoke("run", *args)
+    assert r.exit_code != 0
+    assert words in r.output
+    assert "Traceback" not in r.output

