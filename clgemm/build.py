@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyopencl as cl
 
+from .device import shuffle_support
 from .kernels import Kernel
 
 
@@ -40,9 +41,20 @@ _cache: dict[tuple, cl.Program] = {}
 _lock = threading.Lock()
 
 
+_SHUFFLE_CODES = {"emulated": 0, "nvidia-ptx": 1, "khr": 2, "intel": 3}
+
+
+def device_options(context: cl.Context, kernel: Kernel) -> tuple[str, ...]:
+    """Options that follow from the device rather than the parameters: the shuffle mechanism."""
+    if not kernel.shuffle:
+        return ()
+    return (f"-DSHUFFLE={_SHUFFLE_CODES[shuffle_support(context.devices[0])]}",)
+
+
 def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
             extra: tuple[str, ...] = ()) -> cl.Program:
     """The built program for (context, kernel, params), compiled once per process."""
+    extra = device_options(context, kernel) + tuple(extra)
     key = (context.int_ptr, kernel.key, kernel.kind, tuple(sorted(params.items())), extra)
     with _lock:
         prg = _cache.get(key)

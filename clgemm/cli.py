@@ -84,16 +84,23 @@ def devices() -> None:
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE",
               help="kernel parameter (repeatable)")
+@click.option("--alpha", type=float, default=1.0, show_default=True)
+@click.option("--beta", type=float, default=0.0, show_default=True)
+@click.option("--trans-a", is_flag=True, help="A is given as K x M; use its transpose")
+@click.option("--trans-b", is_flag=True, help="B is given as N x K; use its transpose")
 @click.option("--no-check", is_flag=True, help="skip verification against float64")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def run(kernel, size, m, n, k, repeat, device_spec, params, no_check, as_json) -> None:
-    """Time one GEMM kernel with profiling events and verify it against float64 numpy."""
+def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a, trans_b,
+        no_check, as_json) -> None:
+    """Time one GEMM, C = alpha*op(A)*op(B) + beta*C, with profiling events and verify it
+    against float64 numpy."""
     from .run import run_gemm
     queue = _queue(device_spec)
     m, n, k = m or size, n or size, k or size
     try:
         r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
-                     check=not no_check)
+                     check=not no_check, alpha=alpha, beta=beta, trans_a=trans_a,
+                     trans_b=trans_b)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "m", "n", "k", "device", "platform", "driver", "ms_median",
@@ -103,10 +110,14 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, no_check, as_json) -
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         click.echo(f"kernel   {r['kernel']} ({r['kernel_name']})  {ps}")
-        click.echo(f"shape    M={m} N={n} K={k}")
+        ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
+            (" op(B)=B^T" if trans_b else "")
+        click.echo(f"shape    M={m} N={n} K={k}{ops}")
         click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
+        steps = f", {r['launches']} kernels each" if r["launches"] > 1 else ""
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
-                   f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up, profiling events)")
+                   f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
+                   f"profiling events)")
         peak = f"  ({100 * r['peak_fraction']:.1f}% of FP32 peak)" if "peak_fraction" in r else ""
         click.echo(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
         if no_check:
@@ -118,6 +129,46 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, no_check, as_json) -
                        f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
                        f"{r['rows_checked']} of {m} rows against float64{extra}")
     if r["verified"] is False:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--kernel", "kernel", default=kernels.DEFAULT_TRANSPOSE, callback=_kernel("transpose"),
+              show_default=True, help="naive, local or shuffle")
+@click.option("--size", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="rows = cols")
+@click.option("--rows", type=click.IntRange(min=1), default=None)
+@click.option("--cols", type=click.IntRange(min=1), default=None)
+@click.option("--repeat", type=click.IntRange(min=1), default=None,
+              help="timed launches per round (3 rounds, interleaved with the copy)")
+@_DEVICE
+@click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def transpose(kernel, size, rows, cols, repeat, device_spec, params, as_json) -> None:
+    """Time an out-of-place transpose against a plain device copy of the same bytes."""
+    from .run import run_transpose
+    queue = _queue(device_spec)
+    rows, cols = rows or size, cols or size
+    try:
+        r = run_transpose(queue, rows, cols, kernel=kernel.key, params=params, repeat=repeat)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
+        shuffle = "" if not kernel.shuffle else (
+            "  (shuffle EMULATED in local memory on this device)" if r["shuffle"] == "emulated"
+            else f"  (shuffle: {r['shuffle']})")
+        click.echo(f"kernel   transpose {r['kernel']}  {ps}{shuffle}")
+        click.echo(f"shape    {rows} x {cols} -> {cols} x {rows}")
+        click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
+        click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
+                   f"max {r['ms_max']:.4f}  ({r['repeat']} runs, profiling events)")
+        click.echo(f"speed    {r['gbps']:.1f} GB/s (bytes read + written); device copy "
+                   f"{r['copy_gbps']:.1f} GB/s; ratio {r['ratio_to_copy']:.2f}")
+        click.echo(f"check    {'PASS' if r['verified'] else 'FAIL'}: exact against numpy")
+    if not r["verified"]:
         sys.exit(1)
 
 

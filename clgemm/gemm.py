@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -37,6 +38,20 @@ class GemmPlan:
                          np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
 
 
+@dataclass
+class Prepared:
+    """A product laid out for the device: the launches that compute it (transposes of
+    operands included) and where the row-major result lands. With `swap`, `out` holds C^T."""
+    steps: list[Callable[[], cl.Event]]
+    out: Matrix
+    swap: bool
+    target: object          # c or c.T (None without c), in out's orientation
+    tplan: TransposePlan | None
+
+    def launch(self) -> list[cl.Event]:
+        return [step() for step in self.steps]
+
+
 def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
          trans_a: bool = False, trans_b: bool = False, kernel: object = None,
          params: Mapping[str, object] | None = None):
@@ -47,23 +62,37 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     is written into it (in place for Arrays) and `c` is returned; beta == 0 never reads c.
     Fortran-ordered operands are used as they lie in memory: when both are, the kernel
     computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
-    device, so no host copy is made.
+    device, so no extra host copy is made.
     """
     operands.check(a, "a", queue)
     operands.check(b, "b", queue)
     opa = a.T if trans_a else a
     opb = b.T if trans_b else b
-    (m, k), (k2, n) = opa.shape, opb.shape
-    if k != k2:
-        raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
     if c is not None:
         operands.check(c, "c", queue)
-        if c.shape != (m, n):
-            raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
         if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
                                             for v in (a, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
-    alpha, beta = float(alpha), float(beta)
+    plan = GemmPlan(queue, kernel, params)
+    prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
+    prep.launch()
+    if c is None:
+        if any(isinstance(v, cla.Array) for v in (a, b)):
+            return operands.to_array(queue, prep.out, transposed=prep.swap)
+        host = operands.to_host(queue, prep.out)
+        return host.T if prep.swap else host
+    _write_back(queue, prep.out, prep.target, prep.tplan)
+    return c
+
+
+def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
+    """Check shapes, move operands to the device and lay out the launches."""
+    queue = plan.queue
+    (m, k), (k2, n) = opa.shape, opb.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
+    if c is not None and c.shape != (m, n):
+        raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
 
     # Multiply either X=op(A), Y=op(B) into C, or X=op(B)^T, Y=op(A)^T into C^T: whichever
     # needs fewer operands re-laid out (a Fortran-ordered matrix is its transpose row-major).
@@ -75,37 +104,33 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
 
-    plan = GemmPlan(queue, kernel, params)
     al = plan.align
     operands.check_fits(queue.device, [(rows, rounded(k, al)), (k, rounded(cols, al)),
                                        (rows, rounded(cols, al))])
-    tplan = TransposePlan(queue) if is_transposed(x) or is_transposed(y) or (
-        c is not None and is_transposed(target)) else None
-
-    xm = _row_major(queue, x, al, tplan)
-    ym = _row_major(queue, y, al, tplan)
+    needs_t = is_transposed(x) or is_transposed(y) or (c is not None and is_transposed(target))
+    tplan = TransposePlan(queue) if needs_t else None
+    steps: list[Callable[[], cl.Event]] = []
+    xm = _row_major(queue, x, al, tplan, steps)
+    ym = _row_major(queue, y, al, tplan, steps)
     if c_needed:
-        cm = _row_major(queue, target, al, tplan)
+        cm = _row_major(queue, target, al, tplan, steps)
     elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
         cm = Matrix(target.base_data, rows, cols, cols)      # write straight into c
     else:
         cm = operands.empty(queue, rows, cols, rounded(cols, al))
-    plan.launch(xm, ym, cm, alpha, beta if c_needed else 0.0)
-
-    if c is None:
-        if any(isinstance(v, cla.Array) for v in (a, b)):
-            return operands.to_array(queue, cm, transposed=swap)
-        host = operands.to_host(queue, cm)
-        return host.T if swap else host
-    _write_back(queue, cm, target, tplan)
-    return c
+    steps.append(lambda: plan.launch(xm, ym, cm, alpha, beta if c_needed else 0.0))
+    return Prepared(steps, cm, swap, target, tplan)
 
 
-def _row_major(queue, x, align: int, tplan: TransposePlan | None) -> Matrix:
-    """x as a row-major device matrix with an aligned leading dimension."""
+def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list) -> Matrix:
+    """x as a row-major device matrix with an aligned leading dimension; a transpose it
+    needs becomes a step."""
     if not is_transposed(x):
         return operands.raw(queue, x, align)
-    return tplan.transposed(operands.raw(queue, x, 1), align)
+    src = operands.raw(queue, x, 1)
+    dst = operands.zeros(queue, src.cols, src.rows, rounded(src.rows, align))
+    steps.append(lambda: tplan.launch(src, dst))
+    return dst
 
 
 def _write_back(queue, cm: Matrix, target, tplan: TransposePlan | None) -> None:

@@ -59,6 +59,7 @@ class Kernel:
     # Overrides of the (H200-measured) defaults for CPU devices, where pocl runs small
     # work-groups far faster; measured with pocl 3.0 on a 2-core EPYC at 256^3.
     cpu_defaults: Mapping[str, int] = field(default_factory=dict)
+    shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -273,6 +274,21 @@ _register(Kernel(
     geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p), vector=lambda p: p["WIDTH"]),
 ))
 
+_register(Kernel(
+    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True,
+    technique="C written as 16-byte vectors after a register exchange by shuffle",
+    params=_vector_params(64, 128, 16, 16, 4, 4, 0),
+    cpu_defaults=_VECTOR_CPU,
+    constraints=_vector_constraints() + (
+        Constraint("4/WIDTH divides WPTM", lambda p: p["WPTM"] % (4 // p["WIDTH"]) == 0),
+        Constraint("4/WIDTH divides TSN/WPTN",
+                   lambda p: (p["TSN"] // p["WPTN"]) % (4 // p["WIDTH"]) == 0),
+    ),
+    # local memory counts the scratch that an emulated shuffle needs, on every device
+    geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p) + 4 * _nt(p),
+                               vector=lambda p: 4),
+))
+
 DEFAULT_GEMM = "5"
 
 _register(Kernel(
@@ -290,6 +306,16 @@ _register(Kernel(
     constraints=(Constraint("RPT divides TS", lambda p: p["TS"] % p["RPT"] == 0),),
     geometry=Geometry(tile=_square, local=lambda p: (p["TS"], p["TS"] // p["RPT"]),
                       local_bytes=lambda p: 4 * p["TS"] * (p["TS"] + 1)),
+))
+
+_register(Kernel(
+    key="shuffle", name="shuffle", source="transpose_shuffle.cl", kind="transpose", shuffle=True,
+    technique="4x4 blocks exchanged by shuffle in registers; 16-byte loads and stores",
+    params=(Param("WARPS", 4, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
+            Param("TILES", 2, (1, 2, 4), "8x16 tiles each warp moves")),
+    geometry=Geometry(tile=lambda p: (8 * p["WARPS"] * p["TILES"], 16),
+                      local=lambda p: (32, p["WARPS"]),
+                      local_bytes=lambda p: 4 * 32 * p["WARPS"]),
 ))
 
 DEFAULT_TRANSPOSE = "local"

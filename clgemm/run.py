@@ -1,4 +1,5 @@
-"""One measured and verified GEMM: what `clgemm run` prints and the tuner records."""
+"""Measured and verified runs: what `clgemm run` and `clgemm transpose` print, and what
+the tuner and the benchmark record."""
 
 from __future__ import annotations
 
@@ -9,71 +10,76 @@ import pyopencl as cl
 
 from . import device as devmod
 from . import operands, timing, verify
-from .gemm import GemmPlan
+from .gemm import GemmPlan, prepare
+from .transpose import TransposePlan
 
 FULL_CHECK_FLOPS = 2 * 2048**3   # above this, the reference covers a sample of rows
 
 
+def _repeat_for(event: cl.Event, repeat: int | None) -> int:
+    """10 timed launches, or fewer (at least 3) when they would take over ~2 s."""
+    if repeat is not None:
+        return repeat
+    one_ms = (event.profile.end - event.profile.start) * 1e-6
+    return max(3, min(10, int(2000 / max(one_ms, 1e-3))))
+
+
+def _device_fields(dev: cl.Device) -> dict:
+    return {"device": dev.name.strip(), "platform": dev.platform.name.strip(),
+            "driver": dev.driver_version.strip()}
+
+
 def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object = None,
              params: Mapping[str, object] | None = None, repeat: int | None = None,
-             check: bool = True,
-             alpha: float = 1.0, beta: float = 0.0, seed: int | None = None,
+             check: bool = True, alpha: float = 1.0, beta: float = 0.0,
+             trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
              plan: GemmPlan | None = None) -> dict:
-    """Build, warm up, verify and time one GEMM on fresh random data.
+    """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
+    lays it out (transposes of operands included in the timed launches).
 
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
-    (the kernels are deterministic; a difference means a race). Without `repeat`, 10
-    launches are timed, or fewer (at least 3) when they would take over ~2 s."""
+    (the kernels are deterministic; a difference means a race)."""
     plan = plan or GemmPlan(queue, kernel, params)
-    al = plan.align
-    rounded = operands.rounded
-    operands.check_fits(queue.device, [(m, rounded(k, al)), (k, rounded(n, al)), (m, rounded(n, al))])
     rng = np.random.default_rng(seed)
-    a = verify.random_matrix(rng, m, k)
-    b = verify.random_matrix(rng, k, n)
+    a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
+    b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
+    opa, opb = (a.T if trans_a else a), (b.T if trans_b else b)
     c0 = verify.random_matrix(rng, m, n) if beta != 0.0 else None
-    am, bm = operands.raw(queue, a, al), operands.raw(queue, b, al)
-    cm = operands.raw(queue, c0, al) if c0 is not None else operands.empty(queue, m, n, rounded(n, al))
+    prep = prepare(plan, opa, opb, None if c0 is None else c0.copy(), alpha, beta)
+    out = prep.out
     if c0 is None:
-        cl.enqueue_fill_buffer(queue, cm.buf, np.float32(np.nan), 0, m * cm.ld * 4)
+        cl.enqueue_fill_buffer(queue, out.buf, np.float32(np.nan), 0, out.rows * out.ld * 4)
 
-    first = None
-    result: dict = {}
-    ev = plan.launch(am, bm, cm, alpha, beta)   # compiled already; this is the warm-up
-    ev.wait()
-    if repeat is None:
-        one_ms = (ev.profile.end - ev.profile.start) * 1e-6
-        repeat = max(3, min(10, int(2000 / max(one_ms, 1e-3))))
+    def result_host() -> np.ndarray:
+        h = operands.to_host(queue, out)
+        return h.T if prep.swap else h
+
+    events = prep.launch()          # compiled already; this is the warm-up
+    cl.wait_for_events(events)
+    repeat = _repeat_for(events[-1], repeat)
+    result: dict = {"verified": None, "rel_error": None, "tolerance": None}
     if check:
-        first = operands.to_host(queue, cm)
+        first = result_host()
         rows = _rows_to_check(m, n, k, rng)
-        ref = verify.reference(a[rows], b, alpha, beta, None if c0 is None else c0[rows])
+        ref = verify.reference(opa[rows], opb, alpha, beta, None if c0 is None else c0[rows])
         err = verify.rel_error(first[rows], ref)
-        tol = verify.tolerance(k)
-        result.update(rel_error=err, tolerance=tol, verified=bool(err <= tol),
-                      rows_checked=len(rows))
-        if c0 is not None:   # timed launches must start from the same C
-            cl.enqueue_copy(queue, cm.buf, operands.padded(c0, cm.ld))
-    t = timing.profile(lambda: plan.launch(am, bm, cm, alpha, beta), repeat=repeat, warmup=0)
+        result.update(rel_error=err, tolerance=verify.tolerance(k),
+                      verified=bool(err <= verify.tolerance(k)), rows_checked=len(rows))
+    t = timing.profile(prep.launch, repeat=repeat, warmup=0)
     if check and c0 is None:
-        stable = bool(np.array_equal(operands.to_host(queue, cm), first))
-        result["stable"] = stable
-        result["verified"] = result["verified"] and stable
-    dev = queue.device
+        result["stable"] = bool(np.array_equal(result_host(), first))
+        result["verified"] = result["verified"] and result["stable"]
     result.update(
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
-        m=m, n=n, k=k, alpha=alpha, beta=beta,
-        device=dev.name.strip(), platform=dev.platform.name.strip(),
-        driver=dev.driver_version.strip(),
+        m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+        launches=len(prep.steps), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,
         gflops=timing.gflops(m, n, k, t.median),
     )
-    peak = devmod.peak_gflops(dev)
+    peak = devmod.peak_gflops(queue.device)
     if peak:
         result["peak_fraction"] = result["gflops"] / peak
-    if not check:
-        result.update(verified=None, rel_error=None, tolerance=None)
     return result
 
 
@@ -83,3 +89,32 @@ def _rows_to_check(m: int, n: int, k: int, rng: np.random.Generator) -> np.ndarr
     sample = rng.choice(m, size=256, replace=False)
     return np.unique(np.concatenate([[0, m - 1], np.arange(max(0, m - 129), m, 8), sample]))
 
+
+def run_transpose(queue: cl.CommandQueue, rows: int, cols: int, *, kernel: object = None,
+                  params: Mapping[str, object] | None = None, repeat: int | None = None,
+                  seed: int | None = None) -> dict:
+    """Time a transpose and a plain device copy of the same bytes, interleaved, and check
+    the transpose exactly. Bandwidth counts bytes read plus bytes written."""
+    plan = TransposePlan(queue, kernel, params)
+    operands.check_fits(queue.device, [(rows, cols), (cols, rows)])
+    a = verify.random_matrix(np.random.default_rng(seed), rows, cols)
+    src = operands.raw(queue, a, 1)
+    dst = operands.empty(queue, cols, rows, rows)
+    cl.enqueue_fill_buffer(queue, dst.buf, np.float32(np.nan), 0, rows * cols * 4)
+    ev = plan.launch(src, dst)
+    ev.wait()
+    ok = bool(np.array_equal(operands.to_host(queue, dst), a.T))
+    repeat = _repeat_for(ev, repeat)
+    nbytes = rows * cols * 4
+    t_copy, t_tr = [], []
+    for _ in range(3):   # interleave, so clock or thermal drift hits both alike
+        t_tr.extend(timing.profile(lambda: plan.launch(src, dst), repeat=repeat).ms)
+        t_copy.extend(timing.profile(lambda: cl.enqueue_copy(queue, dst.buf, src.buf,
+                                                             byte_count=nbytes), repeat=repeat).ms)
+    tr, cp = timing.Timing(tuple(t_tr)), timing.Timing(tuple(t_copy))
+    return {"kernel": plan.kernel.key, "params": dict(plan.params), "rows": rows, "cols": cols,
+            **_device_fields(queue.device), "shuffle": devmod.shuffle_support(queue.device),
+            "verified": ok, "ms_median": tr.median, "ms_min": tr.min, "ms_max": tr.max,
+            "gbps": timing.gbps(2 * nbytes, tr.median),
+            "copy_ms_median": cp.median, "copy_gbps": timing.gbps(2 * nbytes, cp.median),
+            "ratio_to_copy": cp.median / tr.median, "repeat": 3 * repeat}

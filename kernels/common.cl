@@ -17,47 +17,57 @@ inline void store_c(__global float* C, const int idx, const float alpha,
     C[idx] = (beta != 0.0f) ? alpha * acc + beta * C[idx] : alpha * acc;
 }
 
-// The vector type of the wide-load kernels (4-6): floatW holds WIDTH floats.
-// PACK/UNPACK move WIDTH consecutive private floats in and out of a floatW, because
+// Write a row segment of VW floats of C, starting at (row, colv*VW), from one vector.
+// Interior tiles (`full`) take one vector store; edge tiles fall back to guarded scalars.
+#define DEFINE_STORE_C_VEC(NAME, VT, VW, UNPACKV)                                      \
+inline void NAME(__global VT* C, const int row, const int colv, const int ldcv,         \
+                 const int M, const int N, const bool full,                             \
+                 const float alpha, const VT acc, const float beta) {                   \
+    if (full) {                                                                         \
+        const int idx = row * ldcv + colv;                                              \
+        C[idx] = (beta != 0.0f) ? alpha * acc + beta * C[idx] : alpha * acc;            \
+        return;                                                                         \
+    }                                                                                   \
+    if (row >= M) return;                                                               \
+    float v[VW];                                                                        \
+    UNPACKV(acc, v, 0);                                                                 \
+    __global float* Cs = (__global float*)C;                                            \
+    for (int w = 0; w < VW; w++) {                                                      \
+        const int col = colv * VW + w;                                                  \
+        if (col < N) store_c(Cs, row * ldcv * VW + col, alpha, v[w], beta);             \
+    }                                                                                   \
+}
+
+// PACKn/UNPACKn move n consecutive private floats in and out of a floatn, because
 // OpenCL C cannot index a vector's components with a variable.
+#define UNPACK1(v, arr, o) { arr[(o)] = (v); }
+#define PACK1(arr, o) (arr[(o)])
+#define UNPACK2(v, arr, o) { arr[(o)] = (v).x; arr[(o) + 1] = (v).y; }
+#define PACK2(arr, o) ((float2)(arr[(o)], arr[(o) + 1]))
+#define UNPACK4(v, arr, o) { arr[(o)] = (v).x; arr[(o) + 1] = (v).y; \
+                             arr[(o) + 2] = (v).z; arr[(o) + 3] = (v).w; }
+#define PACK4(arr, o) ((float4)(arr[(o)], arr[(o) + 1], arr[(o) + 2], arr[(o) + 3]))
+
+DEFINE_STORE_C_VEC(store_c4, float4, 4, UNPACK4)
+
+// The vector type of the wide-load kernels (4-6): floatW holds WIDTH floats.
 #ifdef WIDTH
 #if WIDTH == 1
 typedef float floatW;
-#define UNPACK(v, arr, o) { arr[(o)] = (v); }
-#define PACK(arr, o) (arr[(o)])
+#define UNPACK UNPACK1
+#define PACK PACK1
 #elif WIDTH == 2
 typedef float2 floatW;
-#define UNPACK(v, arr, o) { arr[(o)] = (v).x; arr[(o) + 1] = (v).y; }
-#define PACK(arr, o) ((float2)(arr[(o)], arr[(o) + 1]))
+#define UNPACK UNPACK2
+#define PACK PACK2
 #elif WIDTH == 4
 typedef float4 floatW;
-#define UNPACK(v, arr, o) { arr[(o)] = (v).x; arr[(o) + 1] = (v).y; \
-                            arr[(o) + 2] = (v).z; arr[(o) + 3] = (v).w; }
-#define PACK(arr, o) ((float4)(arr[(o)], arr[(o) + 1], arr[(o) + 2], arr[(o) + 3]))
+#define UNPACK UNPACK4
+#define PACK PACK4
 #else
 #error "WIDTH must be 1, 2 or 4"
 #endif
-
-// Write a WIDTH-wide row segment of C starting at (row, colv*WIDTH).
-// Interior tiles take one vector store; edge tiles fall back to guarded scalar stores.
-inline void store_c_vec(__global floatW* C, const int row, const int colv, const int ldcv,
-                        const int M, const int N, const bool full,
-                        const float alpha, const floatW acc, const float beta) {
-    if (full) {
-        const int idx = row * ldcv + colv;
-        C[idx] = (beta != 0.0f) ? alpha * acc + beta * C[idx] : alpha * acc;
-        return;
-    }
-    if (row >= M) return;
-    float v[WIDTH];
-    UNPACK(acc, v, 0);
-    __global float* Cs = (__global float*)C;
-    #pragma unroll
-    for (int w = 0; w < WIDTH; w++) {
-        const int col = colv * WIDTH + w;
-        if (col < N) store_c(Cs, row * ldcv * WIDTH + col, alpha, v[w], beta);
-    }
-}
+DEFINE_STORE_C_VEC(store_c_vec, floatW, WIDTH, UNPACK)
 #endif  // WIDTH
 
 #endif  // CLGEMM_COMMON_CL

@@ -19,7 +19,7 @@ from clgemm import build, device, kernels  # noqa: E402
 
 PATTERNS = ("ld.global.v4", "ld.global.v2", "ld.global.f32", "ld.shared.v4", "ld.shared.v2",
             "ld.shared.f32", "st.shared.v4", "st.shared.f32", "st.global.v4", "fma.rn.f32",
-            "ld.local", "st.local", "bar.sync")
+            "ld.local", "st.local", "bar.sync", "shfl.sync")
 
 
 def main():
@@ -35,7 +35,7 @@ def main():
         k = kernels.get(key)
         p = k.resolve({n: v for n, v in over.items() if n in k.defaults})
         extra = ("-cl-nv-verbose",) if "NVIDIA" in dev.platform.name else ()
-        prg = build.compile_source(ctx, k, p, extra)
+        prg = build.compile_source(ctx, k, p, build.device_options(ctx, k) + extra)
         log = prg.get_build_info(dev, cl.program_build_info.LOG)
         ptx = prg.get_info(cl.program_info.BINARIES)[0].decode(errors="replace")
         counts = {pat: len(re.findall(re.escape(pat), ptx)) for pat in PATTERNS}

@@ -13,6 +13,8 @@ SMALL = {
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=0)],
     "5": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0),
           dict(TSM=32, TSN=32, TSK=8, WPTM=2, WPTN=2, WIDTH=1, PAD=1)],
+    "6": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=1, PAD=0),
+          dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
 }
 
 # Shapes (M, N, K): ones, primes, non-multiples of every tile and width, tall-skinny.
