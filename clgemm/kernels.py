@@ -301,8 +301,8 @@ _register(Kernel(
 _register(Kernel(
     key="local", name="local", source="transpose_local.cl", kind="transpose",
     technique="padded local-memory tile; coalesced reads and writes",
-    params=(Param("TS", 32, (8, 16, 32, 64), "tile side"),
-            Param("RPT", 4, (1, 2, 4, 8), "rows moved per work-item")),
+    params=(Param("TS", 64, (8, 16, 32, 64), "tile side"),
+            Param("RPT", 8, (1, 2, 4, 8, 16), "rows moved per work-item")),
     constraints=(Constraint("RPT divides TS", lambda p: p["TS"] % p["RPT"] == 0),),
     geometry=Geometry(tile=_square, local=lambda p: (p["TS"], p["TS"] // p["RPT"]),
                       local_bytes=lambda p: 4 * p["TS"] * (p["TS"] + 1)),
@@ -312,8 +312,8 @@ _register(Kernel(
     key="shuffle", name="shuffle", source="transpose_shuffle.cl", kind="transpose", shuffle=True,
     technique="4x4 blocks exchanged by shuffle in registers; 16-byte loads and stores",
     params=(Param("WARPS", 4, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
-            Param("TILES", 2, (1, 2, 4), "8x16 tiles each warp moves")),
-    geometry=Geometry(tile=lambda p: (8 * p["WARPS"] * p["TILES"], 16),
+            Param("TILES", 2, (1, 2, 4, 8), "4-row blocks each warp moves")),
+    geometry=Geometry(tile=lambda p: (4 * p["WARPS"] * p["TILES"], 32),
                       local=lambda p: (32, p["WARPS"]),
                       local_bytes=lambda p: 4 * 32 * p["WARPS"]),
 ))

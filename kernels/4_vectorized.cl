@@ -64,7 +64,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
     const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
 
-    __local floatW Asub[TSK][TSMV];       // A^T: Asub[k][m/WIDTH]
+    __local floatW Asub[TSK * TSMV];      // A^T: vector m/WIDTH of k-row k at k*TSMV + m/WIDTH
     __local floatW Bsub[TSK][TSN / WIDTH];
     __local float* Asub_s = (__local float*)Asub;
 
@@ -102,7 +102,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         for (int k = 0; k < TSK; k++) {
             float a[WPTM], b[WPTN];
             #pragma unroll
-            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[k][ty + i * RTSM], a, i * WIDTH);
+            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[k * TSMV + ty + i * RTSM], a, i * WIDTH);
             #pragma unroll
             for (int j = 0; j < WPTN / WIDTH; j++) UNPACK(Bsub[k][tx + j * RTSN], b, j * WIDTH);
             #pragma unroll

@@ -59,7 +59,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
     const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
 
-    __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
+    __local floatW Asub[2 * TSK * TSMV];  // A^T, two buffers: buffer b, k-row k at (b*TSK + k)*TSMV
     __local floatW Bsub[2][TSK][TSN / WIDTH];
 
     float acc[WPTM][WPTN];
@@ -89,7 +89,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
             const int e = tid + l * NT;                                               \
             const int r = e / (TSK / WIDTH), c = e % (TSK / WIDTH);                  \
-            __local float* As = (__local float*)Asub[buf];                           \
+            __local float* As = (__local float*)Asub + (buf) * TSK * TSMV * WIDTH;   \
             float s[WIDTH];                                                           \
             UNPACK(ra[l], s, 0);                                                      \
             _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                        \
@@ -114,7 +114,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         for (int k = 0; k < TSK; k++) {
             float a[WPTM], b[WPTN];
             #pragma unroll
-            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[buf][k][ty + i * RTSM], a, i * WIDTH);
+            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[(buf * TSK + k) * TSMV + ty + i * RTSM], a, i * WIDTH);
             #pragma unroll
             for (int j = 0; j < WPTN / WIDTH; j++) UNPACK(Bsub[buf][k][tx + j * RTSN], b, j * WIDTH);
             #pragma unroll

@@ -17,6 +17,12 @@ SMALL = {
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
 }
 
+SMALL_TRANSPOSE = {
+    "naive": [{"TS": 4}, {"TS": 8}],
+    "local": [{"TS": 8, "RPT": 2}, {"TS": 16, "RPT": 4}],
+    "shuffle": [{"WARPS": 1, "TILES": 1}, {"WARPS": 2, "TILES": 4}],
+}
+
 # Shapes (M, N, K): ones, primes, non-multiples of every tile and width, tall-skinny.
 ODD_SHAPES = [(1, 1, 1), (1, 7, 3), (37, 53, 29), (64, 64, 64), (3, 129, 5),
               (100, 7, 131), (257, 3, 2), (2, 300, 1)]

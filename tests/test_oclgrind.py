@@ -12,7 +12,7 @@ import pytest
 
 from clgemm import device, kernels
 
-from .conftest import SMALL
+from .conftest import SMALL, SMALL_TRANSPOSE
 
 pytestmark = pytest.mark.skipif(
     not any("oclgrind" in e.platform.name.lower() for e in device.entries()),
@@ -60,7 +60,7 @@ TRANSPOSE_SHAPES = [(37, 53), (130, 7)]
 
 @pytest.mark.parametrize("key", list(kernels.GEMM))
 def test_gemm_kernel_is_clean(key):
-    cases = [("gemm", key, p, s) for p in (None, SMALL[key][0]) for s in GEMM_SHAPES]
+    cases = [("gemm", key, p, s) for p in (None, *SMALL[key]) for s in GEMM_SHAPES]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
@@ -69,8 +69,8 @@ def test_gemm_kernel_is_clean(key):
 
 @pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
 def test_transpose_kernel_is_clean(key):
-    small = {"TS": 8, "RPT": 2} if "RPT" in kernels.get(key, "transpose").defaults else {"TS": 4}
-    cases = [("transpose", key, p, s) for p in (None, small) for s in TRANSPOSE_SHAPES]
+    cases = [("transpose", key, p, s) for p in (None, *SMALL_TRANSPOSE[key])
+             for s in TRANSPOSE_SHAPES]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]

@@ -1,0 +1,73 @@
+"""The standalone transposes: exact results at odd shapes, numpy and Array, and the CLI."""
+
+import json
+
+import numpy as np
+import pyopencl.array as cla
+import pytest
+from click.testing import CliRunner
+
+import clgemm
+from clgemm import kernels, verify
+from clgemm.cli import main
+
+from .conftest import SMALL_TRANSPOSE
+
+SHAPES = [(1, 1), (1, 37), (37, 1), (5, 131), (130, 7), (64, 64), (33, 100)]
+
+
+def test_small_params_cover_every_transpose():
+    assert set(SMALL_TRANSPOSE) == set(kernels.TRANSPOSE)
+
+
+@pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
+@pytest.mark.parametrize("i", [0, 1])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_transpose_exact(queue, rng, key, i, shape):
+    a = verify.random_matrix(rng, *shape)
+    t = clgemm.transpose(queue, a, kernel=key, params=SMALL_TRANSPOSE[key][i])
+    assert isinstance(t, np.ndarray) and t.flags.c_contiguous
+    assert np.array_equal(t, a.T)
+
+
+@pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
+def test_transpose_defaults_and_arrays(queue, rng, key):
+    a = verify.random_matrix(rng, 45, 70)
+    da = cla.to_device(queue, a)
+    t = clgemm.transpose(queue, da, kernel=key)
+    assert isinstance(t, cla.Array) and t.shape == (70, 45)
+    assert np.array_equal(t.get(), a.T)
+    assert np.array_equal(da.get(), a)     # the input is untouched
+
+
+def test_transpose_of_fortran_input(queue, rng):
+    a = np.asfortranarray(verify.random_matrix(rng, 9, 14))
+    assert np.array_equal(clgemm.transpose(queue, a), a.T)
+    t = clgemm.transpose(queue, cla.to_device(queue, a))
+    assert np.array_equal(t.get(), a.T)
+
+
+def test_transpose_bad_input(queue):
+    with pytest.raises(TypeError, match="float32"):
+        clgemm.transpose(queue, np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="2-D"):
+        clgemm.transpose(queue, np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="valid kernels"):
+        clgemm.transpose(queue, np.zeros((3, 3), np.float32), kernel="fast")
+
+
+@pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
+def test_transpose_cli(key):
+    r = CliRunner().invoke(main, ["transpose", "--kernel", key, "--rows", "33", "--cols", "70",
+                                  "--repeat", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output.strip().splitlines()[-1])
+    assert d["verified"] is True and d["gbps"] > 0 and d["copy_gbps"] > 0
+    assert d["ratio_to_copy"] == pytest.approx(d["copy_ms_median"] / d["ms_median"])
+
+
+def test_transpose_cli_reports_emulation():
+    r = CliRunner().invoke(main, ["transpose", "--kernel", "shuffle", "--size", "40", "--repeat", "2"])
+    assert r.exit_code == 0, r.output
+    assert "GB/s" in r.output and "ratio" in r.output
+    assert ("EMULATED" in r.output) or ("shuffle: nvidia-ptx" in r.output)
