@@ -103,13 +103,14 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                      trans_b=trans_b)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    keys = ("kernel", "params", "m", "n", "k", "device", "platform", "driver", "ms_median",
+    keys = ("kernel", "params", "params_source", "m", "n", "k", "device", "platform", "driver", "ms_median",
             "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance")
     if as_json:
         click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
-        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']})  {ps}")
+        src = "tuned for this device" if r["params_source"] == "tuned" else "registry defaults"
+        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']})  {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
             (" op(B)=B^T" if trans_b else "")
         click.echo(f"shape    M={m} N={n} K={k}{ops}")
@@ -130,6 +131,85 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                        f"{r['rows_checked']} of {m} rows against float64{extra}")
     if r["verified"] is False:
         sys.exit(1)
+
+
+@main.command()
+@click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
+              show_default=True, help="GEMM kernel number or name")
+@click.option("--size", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="M = N = K")
+@click.option("--m", "m", type=click.IntRange(min=1), default=None)
+@click.option("--n", "n", type=click.IntRange(min=1), default=None)
+@click.option("--k", "k", type=click.IntRange(min=1), default=None)
+@click.option("--strategy", type=click.Choice(["grid", "random", "tpe"]), default=None,
+              help="grid: every valid point; random; tpe: Optuna's model-based sampler "
+                   "[default: grid for spaces up to 200 points, else tpe]")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="evaluations, resumed ones included")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="seconds")
+@click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
+              help="timed launches per configuration")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="compiling worker processes [default: min(8, CPUs)]")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="seconds a compile or a timed run may take before its worker is replaced")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--fresh", is_flag=True, help="start over (the old log is kept, renamed)")
+@_DEVICE
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, timeout, seed,
+         fresh, device_spec, as_json) -> None:
+    """Search a kernel's parameter space on this device; the winner goes into the tuning
+    database that gemm() and `clgemm run` use."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    from .tune import tune as run_tune
+    _queue(device_spec)   # a clear error for an unknown device, before any worker starts
+    m, n, k = m or size, n or size, k or size
+    console = Console(stderr=True)
+    columns = (TextColumn("tuning kernel " + kernel.key), BarColumn(), MofNCompleteColumn(),
+               TextColumn("fail {task.fields[failures]}"), TextColumn("{task.fields[best]}"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=as_json) as bar:
+        task = bar.add_task("tune", total=None, failures=0, best="")
+
+        def progress(s: dict) -> None:
+            b = s["best"]
+            best = "" if b is None else f"best {b['gflops']:.0f} GFLOPS " + " ".join(
+                f"{a}={v}" for a, v in b["params"].items())
+            bar.update(task, completed=s["done"], total=s["total"], failures=s["failures"], best=best)
+
+        try:
+            res = run_tune(kernel.key, m, n, k, device_spec=device_spec, strategy=strategy,
+                           budget=budget, time_limit=time_limit, repeat=repeat, workers=workers,
+                           timeout=timeout, fresh=fresh, seed=seed, on_progress=progress)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+    summary = res.summary()
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    out = Console()
+    c = summary
+    out.print(f"space: {c['raw']} raw, {c['valid']} valid, {c['rejected']} rejected by constraints; "
+              f"{len(res.records)} evaluated ({c['resumed']} resumed from the log, "
+              f"{c['evaluated_now']} now in {c['seconds']:.1f} s = {c['configs_per_second']:.1f}/s)")
+    table = Table(title=f"kernel {kernel.key} at {m}x{n}x{k}: top configurations")
+    for col in ("GFLOPS", "median ms", "min ms", "max ms", "parameters"):
+        table.add_column(col)
+    for r in c["top"]:
+        table.add_row(f"{r['gflops']:.0f}", f"{r['ms_median']:.4f}", f"{r['ms_min']:.4f}",
+                      f"{r['ms_max']:.4f}", " ".join(f"{a}={v}" for a, v in r["params"].items()))
+    out.print(table)
+    out.print("failures by reason: " + (", ".join(f"{s} {n}" for s, n in c["status_counts"].items()
+                                                  if s != "ok") or "none"))
+    if c["best"]:
+        b = c["best"]
+        out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
+                  + " ".join(f"{a}={v}" for a, v in b["params"].items()))
+        out.print(f"log: {c['log']}\ndatabase: {c['database']}")
 
 
 @main.command()

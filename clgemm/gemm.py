@@ -9,7 +9,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, kernels, operands
+from . import build, db, kernels, operands
 from .operands import Matrix, is_transposed, rounded
 from .transpose import TransposePlan
 
@@ -19,10 +19,21 @@ class GemmPlan:
     the one object that `gemm()`, `clgemm run`, the tuner and the benchmark launch."""
 
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
-                 params: Mapping[str, object] | None = None):
+                 params: Mapping[str, object] | None = None,
+                 shape: tuple[int, int, int] | None = None):
+        """Parameters start from the tuning database's entry for the nearest tuned shape
+        (when `shape` is given and this device was tuned), else the registry defaults;
+        `params` overrides either. Without a kernel, the database's fastest is taken."""
         self.queue = queue
-        self.kernel = kernels.get(kernel if kernel is not None else kernels.DEFAULT_GEMM)
-        self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
+        tuned = db.lookup(queue.device, None if kernel is None else str(kernel), *shape) \
+            if shape is not None else None
+        key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
+        self.kernel = kernels.get(key)
+        if tuned is not None and tuned[0] == self.kernel.key:
+            base, self.source = tuned[1], "tuned"
+        else:
+            base, self.source = self.kernel.defaults_for(queue.device), "defaults"
+        self.params = self.kernel.resolve(params, base=base)
         self.kernel.check(self.params, queue.device)
         self._knl = cl.Kernel(build.program(queue.context, self.kernel, self.params), "gemm")
         self.local = self.kernel.geometry.local_size(self.params)
@@ -73,7 +84,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
                                             for v in (a, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
-    plan = GemmPlan(queue, kernel, params)
+    plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]))
     prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
     prep.launch()
     if c is None:

@@ -40,7 +40,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
     (the kernels are deterministic; a difference means a race)."""
-    plan = plan or GemmPlan(queue, kernel, params)
+    plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k))
     rng = np.random.default_rng(seed)
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
@@ -72,6 +72,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         result["verified"] = result["verified"] and result["stable"]
     result.update(
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
+        params_source=plan.source,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         launches=len(prep.steps), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,

@@ -1,0 +1,238 @@
+"""The tuned-parameter database and the tuner's logs: where they live, how they are
+validated when read, and how they are written without ever leaving a half-written file."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
+import pyopencl as cl
+
+from . import kernels
+
+SCHEMA = 1
+STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
+
+
+class DataWarning(UserWarning):
+    """A database entry or log line was ignored; the message names the file."""
+
+
+def home() -> Path:
+    """Root of clgemm's own files: $CLGEMM_HOME, else the user data directory."""
+    env = os.environ.get("CLGEMM_HOME")
+    return Path(env) if env else Path(platformdirs.user_data_dir("clgemm", appauthor=False))
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text.strip()).strip("-").lower()
+
+
+def device_key(dev: cl.Device) -> str:
+    """Device name and driver: a new driver may change what is fastest."""
+    return f"{dev.name.strip()} | {dev.driver_version.strip()}"
+
+
+def shape_key(m: int, n: int, k: int) -> str:
+    return f"{m}x{n}x{k}"
+
+
+def log_path(dev: cl.Device, kernel: str, m: int, n: int, k: int) -> Path:
+    """One JSON Lines log per (device, driver, kernel, shape)."""
+    return home() / "logs" / slug(device_key(dev)) / f"kernel{kernel}-{shape_key(m, n, k)}.jsonl"
+
+
+def db_path(dev: cl.Device) -> Path:
+    return home() / "db" / f"{slug(device_key(dev))}.json"
+
+
+# ------------------------------------------------------------------ validation
+
+def valid_params(kernel: kernels.Kernel, params: object) -> dict | None:
+    """The parameters if they are exactly the kernel's names, each an int from its declared
+    space, satisfying its constraints; otherwise None. Nothing else reaches the compiler."""
+    if not isinstance(params, dict) or set(params) != set(kernel.defaults):
+        return None
+    out = {}
+    for p in kernel.params:
+        v = params[p.name]
+        if type(v) is not int or v not in p.space:
+            return None
+        out[p.name] = v
+    return out if not kernel.violations(out) else None
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
+    """Valid log lines; anything else (a truncated last line after a kill, a hand edit) is
+    skipped with a warning naming the file."""
+    if not path.exists():
+        return
+    with open(path, "rb") as f:
+        for no, raw in enumerate(f, 1):
+            try:
+                rec = json.loads(raw)
+                ok = (isinstance(rec, dict) and rec.get("schema") == SCHEMA
+                      and rec.get("status") in STATUSES)
+                params = valid_params(kernel, rec.get("params")) if ok else None
+                if params is None:
+                    raise ValueError("not a valid record")
+                if rec["status"] == "ok" and not all(_number(rec.get(f)) and rec[f] > 0 for f in
+                                                     ("ms_median", "ms_min", "ms_max", "gflops")):
+                    raise ValueError("timings missing or not positive")
+            except ValueError as e:   # json.JSONDecodeError is a ValueError
+                warnings.warn(f"{path}: line {no} ignored ({e})", DataWarning, stacklevel=2)
+                continue
+            rec["params"] = params
+            yield rec
+
+
+def append_log(path: Path, record: Mapping) -> None:
+    """Append one record and push it to disk before returning: a kill -9 after this call
+    cannot lose it, and one during it leaves at most a truncated last line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"schema": SCHEMA, **record}, separators=(",", ":")) + "\n"
+    with open(path, "ab+") as f:
+        if f.tell() > 0:                 # a torn last line must not swallow this record
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                line = "\n" + line
+        f.write(line.encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_atomic(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ------------------------------------------------------------------ database
+
+def _shipped() -> list[Path]:
+    try:
+        root = resources.files("clgemm") / "tuned"
+        return [Path(str(p)) for p in root.iterdir() if p.name.endswith(".json")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _load(path: Path) -> dict:
+    """{kernel key: {shape key: entry}} with every invalid entry dropped (with a warning)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        warnings.warn(f"{path}: tuning database ignored ({e})", DataWarning, stacklevel=3)
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("entries"), dict):
+        warnings.warn(f"{path}: tuning database ignored (not schema {SCHEMA})", DataWarning, stacklevel=3)
+        return {}
+    out: dict = {}
+    for key, shapes in doc["entries"].items():
+        try:
+            kern = kernels.get(key)
+        except ValueError:
+            warnings.warn(f"{path}: unknown kernel {key!r} ignored", DataWarning, stacklevel=3)
+            continue
+        for shape, entry in (shapes.items() if isinstance(shapes, dict) else ()):
+            params = valid_params(kern, entry.get("params")) if isinstance(entry, dict) else None
+            dims = _parse_shape(shape)
+            if params is None or dims is None or not _number(entry.get("gflops")):
+                warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored (invalid)",
+                              DataWarning, stacklevel=3)
+                continue
+            out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
+                                              "shape": dims}
+    return out
+
+
+def _parse_shape(s: object) -> tuple[int, int, int] | None:
+    if not isinstance(s, str):
+        return None
+    parts = s.split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+_cache: dict = {}
+
+
+def entries_for(dev: cl.Device) -> dict:
+    """Tuned entries for this device: the user's database over the shipped ones. Shipped
+    files for the same device name under another driver are used only when none matches
+    the driver exactly."""
+    key = device_key(dev)
+    files = [p for p in _shipped() + [db_path(dev)] if p.exists()]
+    stamp = (key, tuple((str(p), p.stat().st_mtime_ns) for p in files))
+    if stamp in _cache:
+        return _cache[stamp]
+    docs = []
+    for path in files:
+        try:
+            docs.append((path, json.loads(path.read_text()).get("device", "")))
+        except (OSError, ValueError, AttributeError):
+            docs.append((path, None))      # _load warns about it
+    exact = [p for p, d in docs if d == key or d is None]
+    if not any(d == key for _, d in docs):
+        exact += [p for p, d in docs if isinstance(d, str) and d.split(" | ")[0] == key.split(" | ")[0]]
+    merged: dict = {}
+    for path in exact:
+        for k, shapes in _load(path).items():
+            merged.setdefault(k, {}).update(shapes)
+    _cache.clear()
+    _cache[stamp] = merged
+    return merged
+
+
+def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[str, dict] | None:
+    """(kernel, params) tuned for the nearest shape, or None if this device was never tuned
+    (for that kernel). Without a kernel, the fastest tuned kernel at the nearest shape."""
+    entries = entries_for(dev)
+    keys = [kernel] if kernel is not None else list(entries)
+    best = None
+    for key in keys:
+        for e in entries.get(key, {}).values():
+            d = sum(abs(math.log(a / b)) for a, b in zip(e["shape"], (m, n, k)))
+            rank = (round(d, 6), -e["gflops"])
+            if best is None or rank < best[0]:
+                best = (rank, key, e["params"])
+    return None if best is None else (best[1], best[2])
+
+
+def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Mapping[str, int],
+                gflops: float, extra: Mapping | None = None) -> Path:
+    """Put a tuned winner into the user's database for this device (atomically)."""
+    path = db_path(dev)
+    doc = {"schema": SCHEMA, "device": device_key(dev), "entries": {}}
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+            if isinstance(old, dict) and old.get("schema") == SCHEMA and isinstance(old.get("entries"), dict):
+                doc["entries"] = old["entries"]
+        except (OSError, ValueError):
+            warnings.warn(f"{path}: unreadable tuning database replaced", DataWarning, stacklevel=2)
+    doc["entries"].setdefault(kernel, {})[shape_key(m, n, k)] = {
+        "params": dict(params), "gflops": gflops, **(extra or {})}
+    write_atomic(path, doc)
+    return path

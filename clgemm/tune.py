@@ -1,0 +1,456 @@
+"""The auto-tuner.
+
+Worker processes, each with its own OpenCL context, compile configurations in parallel;
+the parent hands a single "GPU token" to one worker at a time, so timings never overlap.
+A worker that crashes (a driver fault kills the whole process) or hangs is replaced and
+its configuration recorded as `crashed` or `timeout`; the sweep goes on. Every finished
+evaluation is appended to a JSON Lines log at once, so a rerun resumes where a killed one
+stopped. At the end the best five are re-measured interleaved and the winner goes into
+the tuning database that gemm() and `clgemm run` read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import queue as queue_mod
+import random
+import statistics
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyopencl as cl
+
+from . import db, kernels, operands, timing, verify
+from . import device as devmod
+from .build import BuildError
+
+CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
+STRATEGIES = ("grid", "random", "tpe")
+
+
+# ------------------------------------------------------------------ evaluation (workers)
+
+class Evaluator:
+    """Compiles, verifies and times configurations of one kernel at one shape. Lives in a
+    worker process; tests substitute a subclass to plant crashes and hangs."""
+
+    def __init__(self, queue: cl.CommandQueue, kernel: str, m: int, n: int, k: int, repeat: int):
+        self.queue, self.kernel, self.shape, self.repeat = queue, kernel, (m, n, k), repeat
+        rng = np.random.default_rng()
+        self.a = verify.random_matrix(rng, m, k)
+        self.b = verify.random_matrix(rng, k, n)
+        # the timed output is checked too, on rows that cross the first and last tiles
+        self.rows = np.unique(np.concatenate([[0, m - 1], rng.choice(m, min(m, 14), replace=False)]))
+        self.ref = verify.reference(self.a[self.rows], self.b)
+        self._mats: dict[int, tuple] = {}
+
+    def compile(self, params: Mapping[str, int]):
+        from .gemm import GemmPlan
+        return GemmPlan(self.queue, self.kernel, params)
+
+    def measure(self, plan) -> dict:
+        """Check on fresh random data at an odd shape, then time at the target shape and
+        check that output too (both poisoned with NaN first)."""
+        tol = verify.tolerance(CHECK_SHAPE[2])
+        err = self._check_fresh(plan)
+        if not err <= tol:
+            return {"status": "wrong", "rel_error": _finite(err), "checked": "fresh odd shape"}
+        am, bm, cm = self._operands(plan.align)
+        cl.enqueue_fill_buffer(self.queue, cm.buf, np.float32(np.nan), 0, cm.rows * cm.ld * 4)
+        t = self.time(plan)
+        err_t = verify.rel_error(operands.to_host(self.queue, cm)[self.rows], self.ref)
+        if not err_t <= verify.tolerance(self.shape[2]):
+            return {"status": "wrong", "rel_error": _finite(err_t), "checked": "target shape"}
+        m, n, k = self.shape
+        return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
+                "ms_min": t.min, "ms_max": t.max, "gflops": timing.gflops(m, n, k, t.median)}
+
+    def _check_fresh(self, plan) -> float:
+        m, n, k = CHECK_SHAPE
+        rng = np.random.default_rng()
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        q, al = self.queue, plan.align
+        cm = operands.empty(q, m, n, operands.rounded(n, al))
+        cl.enqueue_fill_buffer(q, cm.buf, np.float32(np.nan), 0, m * cm.ld * 4)
+        plan.launch(operands.raw(q, a, al), operands.raw(q, b, al), cm).wait()
+        return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
+
+    def _operands(self, align: int):
+        if align not in self._mats:
+            m, n, _ = self.shape
+            q = self.queue
+            self._mats[align] = (operands.raw(q, self.a, align), operands.raw(q, self.b, align),
+                                 operands.empty(q, m, n, operands.rounded(n, align)))
+        return self._mats[align]
+
+    def time(self, plan, repeat: int | None = None) -> timing.Timing:
+        am, bm, cm = self._operands(plan.align)
+        return timing.profile(lambda: plan.launch(am, bm, cm), repeat=repeat or self.repeat, warmup=1)
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
+            evaluator: str, tasks: mp.Queue, results: mp.Queue) -> None:
+    mod, _, name = evaluator.partition(":")
+    cls = getattr(importlib.import_module(mod), name)
+    q = devmod.queue(devmod.select(device_spec))
+    ev = cls(q, kernel, *shape, repeat)
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        kind, idx, payload = task
+        if kind == "remeasure":           # interleaved rounds over the finalists
+            tasks.get()                   # wait for the token
+            plans = [ev.compile(p) for p in payload]
+            ms: list[list[float]] = [[] for _ in plans]
+            for _ in range(5):
+                for i, plan in enumerate(plans):
+                    ms[i].extend(ev.time(plan, max(2, repeat // 2)).ms)
+            results.put(("done", wid, idx, {"ms": ms}))
+            continue
+        params = payload
+        t0 = time.perf_counter()
+        try:
+            plan = ev.compile(params)
+        except BuildError as e:
+            results.put(("done", wid, idx, {"status": "compile_error", "error": str(e)[-2000:]}))
+            continue
+        except Exception as e:            # noqa: BLE001 - recorded, never fatal
+            results.put(("done", wid, idx, {"status": "compile_error", "error": _short(e)}))
+            continue
+        compile_s = time.perf_counter() - t0
+        results.put(("ready", wid, idx, None))
+        tasks.get()                       # the GPU token
+        try:
+            rec = ev.measure(plan)
+        except cl.Error as e:
+            rec = {"status": "launch_error", "error": _short(e)}
+        except Exception as e:            # noqa: BLE001
+            rec = {"status": "launch_error", "error": _short(e)}
+        rec["compile_s"] = round(compile_s, 3)
+        results.put(("done", wid, idx, rec))
+
+
+def _short(e: BaseException) -> str:
+    return (f"{type(e).__name__}: {e}" or traceback.format_exc())[-2000:]
+
+
+# ------------------------------------------------------------------ strategies
+
+class Strategy:
+    """Proposes configurations; `observe` feeds results back (model-based ones learn)."""
+
+    def __init__(self, valid: list[dict], seen: Mapping[tuple, float | None], seed: int):
+        self.valid, self.seen, self.rng = valid, dict(seen), random.Random(seed)
+
+    def propose(self) -> dict | None:
+        raise NotImplementedError
+
+    def observe(self, params: dict, gflops: float | None) -> None:
+        self.seen[_key(params)] = gflops
+
+
+class Grid(Strategy):
+    def __init__(self, *a):
+        super().__init__(*a)
+        self._it = iter(self.valid)
+
+    def propose(self):
+        for p in self._it:
+            if _key(p) not in self.seen:
+                self.seen[_key(p)] = None
+                return p
+        return None
+
+
+class RandomSearch(Grid):
+    def __init__(self, valid, seen, seed):
+        valid = list(valid)
+        random.Random(seed).shuffle(valid)
+        super().__init__(valid, seen, seed)
+
+
+class TPE(Strategy):
+    """Optuna's Tree-structured Parzen Estimator over the declared parameter space. Points
+    that break a constraint are told a score of 0 without being compiled; points measured
+    before (a resumed log) warm-start the model."""
+
+    def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device):
+        super().__init__(valid, seen, seed)
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.kernel, self.device = kernel, device
+        self.dists = {p.name: optuna.distributions.CategoricalDistribution(p.space)
+                      for p in kernel.params}
+        self.study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(
+            seed=seed, constant_liar=True, n_startup_trials=10, multivariate=True))
+        self.pending: dict[tuple, list] = {}
+        for p in valid:
+            if _key(p) in self.seen:
+                self.study.add_trial(optuna.trial.create_trial(
+                    params=p, distributions=self.dists, value=self.seen[_key(p)] or 0.0))
+        self._unvisited = [p for p in valid if _key(p) not in self.seen]
+        self.rng.shuffle(self._unvisited)
+
+    def propose(self):
+        for _ in range(200):
+            trial = self.study.ask(self.dists)
+            p = dict(trial.params)
+            key = _key(p)
+            if self.kernel.violations(p, self.device):
+                self.study.tell(trial, 0.0)
+            elif key in self.seen and key not in self.pending:
+                self.study.tell(trial, self.seen[key] or 0.0)
+            elif key in self.pending:
+                self.pending[key].append(trial)
+            else:
+                self.seen[key] = None
+                self.pending[key] = [trial]
+                return p
+        while self._unvisited:            # the model keeps repeating itself: sample plainly
+            p = self._unvisited.pop()
+            if _key(p) not in self.seen:
+                self.seen[_key(p)] = None
+                return p
+        return None
+
+    def observe(self, params, gflops):
+        super().observe(params, gflops)
+        for trial in self.pending.pop(_key(params), []):
+            self.study.tell(trial, gflops or 0.0)
+
+
+def _key(p: Mapping[str, int]) -> tuple:
+    return tuple(sorted(p.items()))
+
+
+# ------------------------------------------------------------------ the sweep (parent)
+
+@dataclass
+class _Slot:
+    proc: mp.Process
+    tasks: mp.Queue
+    task: tuple | None = None        # (idx, params) being worked on
+    since: float = 0.0               # when the current phase began
+    phase: str = "idle"              # idle | compile | wait (for the device) | run
+
+
+@dataclass
+class Result:
+    kernel: str
+    shape: tuple
+    device: str
+    log: str
+    counts: dict
+    records: list[dict]
+    best: dict | None
+    finalists: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    evaluated_now: int = 0
+    db: str | None = None
+
+    @property
+    def throughput(self) -> float:
+        return self.evaluated_now / self.seconds if self.seconds else 0.0
+
+    def summary(self) -> dict:
+        by_status: dict[str, int] = {}
+        for r in self.records:
+            by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+        top = sorted((r for r in self.records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:10]
+        return {"kernel": self.kernel, "m": self.shape[0], "n": self.shape[1], "k": self.shape[2],
+                "device": self.device, "log": self.log, "database": self.db, **self.counts,
+                "status_counts": by_status, "seconds": round(self.seconds, 2),
+                "evaluated_now": self.evaluated_now,
+                "configs_per_second": round(self.throughput, 2), "best": self.best,
+                "finalists": self.finalists,
+                "top": [{k: r.get(k) for k in ("params", "gflops", "ms_median", "ms_min", "ms_max")}
+                        for r in top]}
+
+
+def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
+         strategy: str | None = None, budget: int | None = None, time_limit: float | None = None,
+         repeat: int = 5, workers: int | None = None, timeout: float = 60.0, fresh: bool = False,
+         seed: int = 0, evaluator: str = "clgemm.tune:Evaluator", update_db: bool = True,
+         on_progress: Callable[[dict], None] | None = None) -> Result:
+    """Sweep `kernel` at (m, n, k) on one device; see the module docstring."""
+    kern = kernels.get(kernel)
+    dev = devmod.select(device_spec)
+    raw = kern.space_size()
+    valid = [p for p in kern.space() if not kern.violations(p, dev)]
+    path = db.log_path(dev, kern.key, m, n, k)
+    if fresh and path.exists():
+        path.rename(path.with_suffix(f".{time.strftime('%Y%m%d-%H%M%S')}.jsonl"))
+    records = list(db.read_log(path, kern))
+    done = {_key(r["params"]): (r.get("gflops") if r["status"] == "ok" else None) for r in records}
+    if strategy is None:
+        strategy = "grid" if len(valid) <= 200 else "tpe"
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    strat: Strategy = (Grid(valid, done, seed) if strategy == "grid" else
+                       RandomSearch(valid, done, seed) if strategy == "random" else
+                       TPE(valid, done, seed, kern, dev))
+    total = min(budget, len(valid)) if budget else len(valid)
+    counts = {"raw": raw, "valid": len(valid), "rejected": raw - len(valid),
+              "resumed": len(records), "strategy": strategy, "budget": total}
+
+    ctx = mp.get_context("spawn")
+    results: mp.Queue = ctx.Queue()
+    nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))
+
+    def start(wid: int) -> _Slot:
+        tasks = ctx.Queue()
+        proc = ctx.Process(target=_worker, args=(wid, device_spec, kern.key, (m, n, k), repeat,
+                                                 evaluator, tasks, results), daemon=True)
+        proc.start()
+        return _Slot(proc, tasks)
+
+    slots = [start(w) for w in range(nworkers)]
+    token: int | None = None            # which worker may use the device now
+    waiting: list[int] = []             # workers compiled and waiting for the token
+    t0 = time.time()
+    evaluated = len(records)
+    new = 0
+    idx = 0
+    exhausted = False
+    best = max((r for r in records if r["status"] == "ok"), key=lambda r: r["gflops"], default=None)
+
+    def finish(wid: int, rec: dict) -> None:
+        nonlocal evaluated, new, best
+        _, params = slots[wid].task
+        rec = {"params": params, **rec}
+        db.append_log(path, rec)
+        records.append(rec)
+        evaluated += 1
+        new += 1
+        strat.observe(params, rec.get("gflops") if rec["status"] == "ok" else None)
+        if rec["status"] == "ok" and (best is None or rec["gflops"] > best["gflops"]):
+            best = rec
+        slots[wid].task, slots[wid].phase = None, "idle"
+        if on_progress:
+            on_progress({"done": evaluated, "total": total, "best": best,
+                         "failures": sum(r["status"] != "ok" for r in records)})
+
+    def release(wid: int) -> None:
+        nonlocal token
+        if token == wid:
+            token = None
+        if wid in waiting:
+            waiting.remove(wid)
+
+    def replace(wid: int, status: str, why: str) -> None:
+        slot = slots[wid]
+        if slot.proc.is_alive():
+            slot.proc.kill()
+        slot.proc.join(5)
+        release(wid)
+        if slot.task is not None:
+            finish(wid, {"status": status, "error": why})
+        slots[wid] = start(wid)
+
+    if on_progress:
+        on_progress({"done": evaluated, "total": total, "best": best,
+                     "failures": sum(r["status"] != "ok" for r in records)})
+    try:
+        while True:
+            out_of_time = time_limit is not None and time.time() - t0 > time_limit
+            for wid, slot in enumerate(slots):     # hand out work
+                if slot.task is None and not exhausted and not out_of_time:
+                    busy = sum(s.task is not None for s in slots)
+                    if evaluated + busy >= total:
+                        break
+                    p = strat.propose()
+                    if p is None:
+                        exhausted = True
+                        break
+                    idx += 1
+                    slot.task, slot.phase, slot.since = (idx, p), "compile", time.time()
+                    slot.tasks.put(("eval", idx, p))
+            if all(s.task is None for s in slots):
+                break
+            if token is None and waiting:           # grant the device
+                token = waiting.pop(0)
+                slots[token].phase, slots[token].since = "run", time.time()
+                slots[token].tasks.put("go")
+            try:
+                kind, wid, _, payload = results.get(timeout=0.1)
+            except queue_mod.Empty:
+                kind = None
+            current = slots[wid].task if kind else None
+            if current is None or current[0] != _:
+                kind = None                          # stale: from a worker since replaced
+            if kind == "ready":
+                waiting.append(wid)
+                slots[wid].phase = "wait"              # waiting for the device: no timeout
+            elif kind == "done":
+                release(wid)
+                finish(wid, payload)
+            for wid, slot in enumerate(slots):      # crashes and hangs
+                if slot.task is None:
+                    continue
+                if not slot.proc.is_alive():
+                    replace(wid, "crashed", f"worker process died (exit code {slot.proc.exitcode}) "
+                                            f"during {slot.phase}")
+                elif slot.phase in ("compile", "run") and time.time() - slot.since > timeout:
+                    replace(wid, "timeout", f"no result after {timeout:.0f} s of {slot.phase}")
+        seconds = time.time() - t0
+        finalists = _remeasure(slots, results, records, timeout, kern.key, (m, n, k))
+    finally:
+        for slot in slots:
+            if slot.proc.is_alive():
+                slot.tasks.put(None)
+        for slot in slots:
+            slot.proc.join(2)
+            if slot.proc.is_alive():
+                slot.proc.kill()
+
+    winner = None
+    if finalists:
+        winner = max(finalists, key=lambda f: f["gflops"])
+    elif best is not None:
+        winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
+    res = Result(kern.key, (m, n, k), db.device_key(dev), str(path), counts, records, winner,
+                 finalists, seconds, new)
+    if winner is not None and update_db:
+        res.db = str(db.record_best(dev, kern.key, m, n, k, winner["params"], winner["gflops"],
+                                    {"ms_median": winner["ms_median"], "date": time.strftime("%Y-%m-%d"),
+                                     "strategy": strategy, "evaluated": len(records)}))
+    return res
+
+
+def _remeasure(slots, results, records, timeout, kernel, shape) -> list[dict]:
+    """Time the best five again, interleaved, in one worker: near-ties reorder under noise."""
+    ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
+    if len(ok) < 2:
+        return []
+    slot = next((s for s in slots if s.proc.is_alive()), None)
+    if slot is None:
+        return []
+    params = [r["params"] for r in ok]
+    slot.tasks.put(("remeasure", -1, params))
+    slot.tasks.put("go")
+    deadline = time.time() + timeout * len(params)
+    while time.time() < deadline:
+        try:
+            kind, _, idx, payload = results.get(timeout=0.5)
+        except queue_mod.Empty:
+            if not slot.proc.is_alive():
+                return []
+            continue
+        if kind == "done" and idx == -1:
+            m, n, k = shape
+            out = []
+            for p, ms in zip(params, payload["ms"]):
+                med = statistics.median(ms)
+                out.append({"params": p, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms),
+                            "gflops": timing.gflops(m, n, k, med)})
+            return sorted(out, key=lambda f: -f["gflops"])
+    return []

@@ -1,0 +1,63 @@
+"""Evaluators substituted into the tuner's worker processes by the tests."""
+
+import os
+import signal
+import time
+
+from clgemm import timing
+from clgemm.build import BuildError
+from clgemm.tune import Evaluator
+
+
+class Faulty(Evaluator):
+    """Kernel 2 for real, except: TS=8 kills its process as a driver crash would, TS=16 hangs,
+    TS=4 fails to compile and TS=32 computes the wrong product (alpha = 2)."""
+
+    def compile(self, params):
+        if params["TS"] == 4:
+            raise BuildError("planted compile error")
+        return super().compile(params)
+
+    def measure(self, plan):
+        ts = plan.params["TS"]
+        if ts == 8:
+            os.kill(os.getpid(), signal.SIGKILL)   # no handler can intercept it (pocl traps SIGSEGV)
+        if ts == 16:
+            time.sleep(600)
+        if ts == 32:
+            launch = plan.launch
+            plan.launch = lambda a, b, c, alpha=1.0, beta=0.0, wait_for=None: launch(a, b, c, 2 * alpha, beta)
+        return super().measure(plan)
+
+
+def synthetic_gflops(params) -> float:
+    """A smooth made-up landscape with one best point, so strategies can be compared."""
+    target = {"TSM": 64, "TSN": 128, "TSK": 16, "WPTM": 8, "WPTN": 4, "WIDTH": 4, "PAD": 0}
+    score = 1000.0
+    for name, best in target.items():
+        v = params[name]
+        score -= 40 * abs((v.bit_length() if v else 0) - (best.bit_length() if best else 0))
+    return max(score, 1.0)
+
+
+class Synthetic(Evaluator):
+    """No OpenCL work at all: a made-up speed per configuration, after `delay` seconds."""
+    delay = 0.0
+
+    def compile(self, params):
+        return dict(params)
+
+    def measure(self, params):
+        time.sleep(self.delay)
+        g = synthetic_gflops(params)
+        ms = timing.gflops(*self.shape, 1.0) / g
+        return {"status": "ok", "rel_error": 0.0, "ms_median": ms, "ms_min": ms, "ms_max": ms,
+                "gflops": g}
+
+    def time(self, params, repeat=None):
+        ms = timing.gflops(*self.shape, 1.0) / synthetic_gflops(params)
+        return timing.Timing((ms,) * (repeat or self.repeat))
+
+
+class SlowSynthetic(Synthetic):
+    delay = 0.15

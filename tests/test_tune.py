@@ -1,0 +1,209 @@
+"""The tuner: every failure recorded and survived, nothing lost on kill -9, logs and the
+database validated on load, strategies, and gemm() picking up the tuned parameters."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import clgemm
+from clgemm import db, device, kernels, verify
+from clgemm.cli import main
+from clgemm.gemm import GemmPlan
+from clgemm.tune import tune
+
+from .evaluators import synthetic_gflops
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def statuses(res):
+    return {r["params"]["TS"]: r["status"] for r in res.records}
+
+
+def test_grid_records_everything_and_feeds_gemm(queue):
+    res = tune("2", 40, 40, 40, strategy="grid", workers=2, repeat=2)
+    s = res.summary()
+    assert s["raw"] == 4 and s["valid"] == 4 and s["evaluated_now"] == 4
+    assert set(statuses(res).values()) == {"ok"}
+    lines = [json.loads(x) for x in open(res.log)]
+    assert len(lines) == 4 and all(x["schema"] == db.SCHEMA for x in lines)
+    assert all(x["ms_min"] <= x["ms_median"] <= x["ms_max"] for x in lines)
+    assert len(res.finalists) == 4 and res.best["params"] in [x["params"] for x in lines]
+    # the winner is now what gemm() and run use on this device, for this and nearby shapes
+    plan = GemmPlan(queue, "2", shape=(50, 37, 41))
+    assert plan.source == "tuned" and plan.params == res.best["params"]
+    a, b = verify.random_matrix(np.random.default_rng(), 50, 41), verify.random_matrix(np.random.default_rng(), 41, 37)
+    c = clgemm.gemm(queue, a, b, kernel=2)
+    assert verify.rel_error(c, verify.reference(a, b)) <= verify.tolerance(41)
+
+
+def test_rerun_resumes_and_fresh_starts_over():
+    first = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2)
+    again = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2)
+    assert again.summary()["evaluated_now"] == 0 and again.summary()["resumed"] == 4
+    fresh = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2, fresh=True)
+    assert fresh.summary()["evaluated_now"] == 4 and fresh.summary()["resumed"] == 0
+    kept = [p for p in os.listdir(os.path.dirname(first.log)) if p.startswith("kernel2-24x24x24.")]
+    assert len(kept) == 2       # the new log and the renamed old one: nothing deleted
+
+
+def test_crash_hang_compile_error_and_wrong_are_recorded_and_survived():
+    t0 = time.time()
+    res = tune("2", 32, 32, 32, strategy="grid", workers=2, repeat=2, timeout=8,
+               evaluator="tests.evaluators:Faulty")
+    st = statuses(res)
+    assert st == {4: "compile_error", 8: "crashed", 16: "timeout", 32: "wrong"}, res.records
+    errors = {r["params"]["TS"]: r.get("error", "") for r in res.records}
+    assert "planted compile error" in errors[4]
+    assert "died" in errors[8] and "exit code" in errors[8]
+    assert "no result after 8 s" in errors[16]
+    assert res.best is None
+    assert time.time() - t0 < 60
+
+
+def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
+    code = ("from clgemm.tune import tune; tune('5', 64, 64, 64, strategy='random', budget=60, "
+            "workers=2, evaluator='tests.evaluators:SlowSynthetic', update_db=False)")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    dev = device.select()
+    log = db.log_path(dev, "5", 64, 64, 64)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 6):
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    with open(log, "ab") as f:      # as if the kill landed in the middle of a write
+        f.write(b'{"schema": 1, "params": {"TSM": 6')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        kept = list(db.read_log(log, kernels.get("5")))
+    assert len(kept) >= 6
+    assert any(str(log) in str(x.message) for x in w)          # the torn line, named
+    res = tune("5", 64, 64, 64, strategy="random", budget=60, workers=2,
+               evaluator="tests.evaluators:Synthetic", update_db=False)
+    keys = [tuple(sorted(r["params"].items())) for r in res.records]
+    assert len(keys) == len(set(keys)) == 60                  # nothing measured twice
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        assert len(list(db.read_log(log, kernels.get("5")))) == 60   # and all of it on disk
+    assert res.summary()["resumed"] == len(kept)
+
+
+@pytest.mark.parametrize("strategy", ["random", "tpe"])
+def test_budgeted_strategies(strategy):
+    res = tune("5", 64, 64, 64, strategy=strategy, budget=25, workers=2, seed=3,
+               evaluator="tests.evaluators:Synthetic", update_db=False)
+    ps = [r["params"] for r in res.records]
+    assert len(ps) == 25 and len({tuple(sorted(p.items())) for p in ps}) == 25
+    k = kernels.get("5")
+    assert all(db.valid_params(k, p) == p for p in ps)
+    assert res.best["gflops"] == max(synthetic_gflops(p) for p in ps)
+
+
+def test_time_limit_stops_the_sweep():
+    t0 = time.time()
+    res = tune("5", 64, 64, 64, strategy="random", time_limit=2, workers=2,
+               evaluator="tests.evaluators:SlowSynthetic", update_db=False)
+    assert 0 < len(res.records) < 200 and time.time() - t0 < 30
+
+
+def test_bad_log_lines_are_skipped_with_a_warning(home):
+    dev = device.select()
+    log = db.log_path(dev, "2", 16, 16, 16)
+    log.parent.mkdir(parents=True)
+    good = {"schema": 1, "params": {"TS": 8}, "status": "ok", "ms_median": 1.0, "ms_min": 1.0,
+            "ms_max": 1.0, "gflops": 2.0}
+    bad = [
+        {**good, "params": {"TS": 24}},                 # outside the declared space
+        {**good, "params": {"TS": "8 -DX=1"}},          # an attempt at compiler options
+        {**good, "params": {"TS": 8, "EVIL": 1}},       # unknown parameter
+        {**good, "schema": 99},
+        {**good, "status": "great"},
+        {**good, "gflops": -5},
+        [1, 2, 3],
+    ]
+    log.write_text("\n".join(json.dumps(x) for x in [good, *bad]) + "\nnot json\n")
+    with pytest.warns(db.DataWarning, match=str(log).replace("\\", ".")):
+        recs = list(db.read_log(log, kernels.get("2")))
+    assert [r["params"] for r in recs] == [{"TS": 8}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        res = tune("2", 16, 16, 16, strategy="grid", workers=1, repeat=2)
+    assert res.summary()["resumed"] == 1 and res.summary()["evaluated_now"] == 3
+
+
+def test_bad_database_entries_are_ignored(queue, home):
+    dev = queue.device
+    path = db.db_path(dev)
+    path.parent.mkdir(parents=True)
+    doc = {"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"64x64x64": {"params": {"TS": "4 -cl-opt-disable"}, "gflops": 1.0},
+              "8x8x8": {"params": {"TS": 4}, "gflops": "fast"},
+              "bogus": {"params": {"TS": 4}, "gflops": 1.0}},
+        "99": {"64x64x64": {"params": {}, "gflops": 1.0}},
+        "5": {"64x64x64": {"params": dict(kernels.get("5").defaults, WPTM=2), "gflops": 1.0}}}}
+    path.write_text(json.dumps(doc))
+    with pytest.warns(db.DataWarning, match=path.name):
+        plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert plan.source == "defaults"
+    a = verify.random_matrix(np.random.default_rng(), 9, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        assert clgemm.gemm(queue, a, a).shape == (9, 9)
+    path.write_text("{truncated")
+    with pytest.warns(db.DataWarning, match="ignored"):
+        assert GemmPlan(queue, "2", shape=(64, 64, 64)).source == "defaults"
+
+
+def test_nearest_shape_and_best_kernel(queue):
+    dev = queue.device
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    db.record_best(dev, "2", 1024, 1024, 1024, {"TS": 16}, 20.0)
+    db.record_best(dev, "3", 1024, 1024, 1024, dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4), 50.0)
+    assert db.lookup(dev, "2", 100, 90, 80) == ("2", {"TS": 8})
+    assert db.lookup(dev, "2", 800, 2000, 1024) == ("2", {"TS": 16})
+    assert db.lookup(dev, None, 1000, 1000, 1000)[0] == "3"
+    assert db.lookup(dev, "4", 64, 64, 64) is None
+    assert GemmPlan(queue, None, shape=(1000, 1000, 1000)).kernel.key == "3"
+
+
+def test_database_write_is_atomic(queue, monkeypatch):
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    before = path.read_text()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(json, "dump", boom)
+    with pytest.raises(OSError):
+        db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 10.0)
+    assert path.read_text() == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_tune_cli_json_and_table():
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
+                                  "--repeat", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output.strip().splitlines()[-1])
+    assert s["valid"] == 4 and s["best"]["gflops"] > 0 and s["status_counts"] == {"ok": 4}
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "4 raw, 4 valid" in r.output and "top configurations" in r.output
+    assert "winner after re-measuring" in r.output
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--strategy", "annealing"])
+    assert r.exit_code != 0 and "annealing" in r.output
