@@ -105,6 +105,14 @@ def to_host(queue: cl.CommandQueue, m: Matrix) -> np.ndarray:
     return host if m.ld == m.cols else np.ascontiguousarray(host[:, :m.cols])
 
 
+def rows_to_host(queue: cl.CommandQueue, m: Matrix, rows) -> np.ndarray:
+    """Only the given rows of a device matrix: a check need not read all of a large C."""
+    out = np.empty((len(rows), m.cols), F32)
+    for i, r in enumerate(rows):
+        cl.enqueue_copy(queue, out[i], m.buf, src_offset=int(r) * m.ld * 4)
+    return out
+
+
 def to_array(queue: cl.CommandQueue, m: Matrix, transposed: bool) -> cla.Array:
     """A pyopencl Array of the matrix (or of its transpose, Fortran-ordered), no host trip."""
     if m.ld != m.cols:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing as mp
+import os
 import queue as queue_mod
 import random
 import statistics
@@ -62,7 +63,7 @@ class Evaluator:
         am, bm, cm = self._operands(plan.align)
         cl.enqueue_fill_buffer(self.queue, cm.buf, np.float32(np.nan), 0, cm.rows * cm.ld * 4)
         t = self.time(plan)
-        err_t = verify.rel_error(operands.to_host(self.queue, cm)[self.rows], self.ref)
+        err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
         if not err_t <= verify.tolerance(self.shape[2]):
             return {"status": "wrong", "rel_error": _finite(err_t), "checked": "target shape"}
         m, n, k = self.shape
@@ -129,6 +130,7 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
         compile_s = time.perf_counter() - t0
         results.put(("ready", wid, idx, None))
         tasks.get()                       # the GPU token
+        t1 = time.perf_counter()
         try:
             rec = ev.measure(plan)
         except cl.Error as e:
@@ -136,6 +138,7 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
         except Exception as e:            # noqa: BLE001
             rec = {"status": "launch_error", "error": _short(e)}
         rec["compile_s"] = round(compile_s, 3)
+        rec["device_s"] = round(time.perf_counter() - t1, 3)
         results.put(("done", wid, idx, rec))
 
 
@@ -302,6 +305,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     counts = {"raw": raw, "valid": len(valid), "rejected": raw - len(valid),
               "resumed": len(records), "strategy": strategy, "budget": total}
 
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")   # inherited by the workers: no BLAS oversubscription
     ctx = mp.get_context("spawn")
     results: mp.Queue = ctx.Queue()
     nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))

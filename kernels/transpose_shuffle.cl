@@ -1,18 +1,22 @@
 // Transpose without local memory: lanes exchange registers by shuffle.
 //
-// A warp (32 work-items along dimension 0) moves a (4*TILES) x 32 tile of `in`. Lane
-// (i, q) = (lane >> 2, lane & 3) reads, for t = 0..TILES-1, the 4 floats of input row
-// r0 + 4t + q at columns c0 + 4i .. c0 + 4i + 3 as one 16-byte vector: a warp's load
-// covers 4 whole 128-byte rows. The quad of lanes 4i..4i+3 then holds a 4 x 4 block per
-// t, one row each, and two butterfly shuffle steps (QUAD_TRANSPOSE) leave lane q holding
-// column q of it: 4 consecutive floats of output row c0 + 4i + q. Over t these are
-// 4*TILES consecutive floats of that row, which the lane writes as TILES aligned 16-byte
-// vectors: with TILES >= 2 each lane fills whole 32-byte sectors by itself.
+// A warp (32 work-items along dimension 0) moves an 8 x 16 tile of `in` per step. Lane
+// (h, i, q) = (lane >> 4, (lane >> 2) & 3, lane & 3) reads the 4 floats of input row
+// r0 + 4h + q at columns c0 + 4i .. c0 + 4i + 3 as one 16-byte vector, so the four
+// lanes of a quad hold a 4 x 4 block, one row each. Two butterfly shuffle steps
+// (QUAD_TRANSPOSE) leave lane q holding column q of that block: 4 consecutive floats of
+// output row c0 + 4i + q. Each lane then writes one aligned 16-byte vector, and the two
+// lanes with h = 0 and 1 fill one whole 32-byte sector of that output row.
 // No local memory and no barrier on NVIDIA (inline PTX shuffles); elsewhere the shuffle is
 // emulated through local memory (see shuffle.cl).
 //
-// Parameters: WARPS (warps per work-group, stacked along the rows), TILES (4-row blocks
-// per warp, all loaded before the first exchange to keep more loads in flight).
+// Parameters: WARPS (warps per work-group, along dimension 1), TILES (tiles each warp
+// moves per launch, all loaded before the first exchange to keep more loads in flight).
+// H200, 8192^2 (results/h200/transposes_k6-2026-12-02.json): 3539 GB/s counting reads
+// and writes at WARPS=1 TILES=4, 0.85x a device copy (4180 GB/s); the padded local-memory
+// transpose reached 0.93x. A variant whose lanes each wrote 32 contiguous bytes as two
+// 16-byte stores (a warp reading four whole 128-byte rows) fell to 0.48x: the two halves
+// of each sector then come from different store instructions.
 // Constraints: 32*WARPS <= max work-group size.
 // Edges: any rows, cols >= 1. Tiles that reach past the matrix, or leading dimensions
 // that are not multiples of 4, take guarded scalar loads and stores; every lane still
@@ -22,13 +26,13 @@
 #include "shuffle.cl"
 
 #ifndef WARPS
-#define WARPS 4
+#define WARPS 1
 #endif
 #ifndef TILES
-#define TILES 2
+#define TILES 4
 #endif
 
-#define TROWS (4 * TILES * WARPS)   // input rows per work-group
+#define TROWS (8 * WARPS * TILES)   // input rows per work-group
 
 __kernel __attribute__((reqd_work_group_size(32, WARPS, 1)))
 void transpose(const int rows, const int cols,
@@ -37,16 +41,15 @@ void transpose(const int rows, const int cols,
     SHUFFLE_SCRATCH(32 * WARPS)
     const int lane = get_local_id(0), warp = get_local_id(1);
     const int lid_ = warp * 32 + lane;
-    const int q = lane & 3, i = lane >> 2;
-    const int c0 = get_group_id(0) * 32;
-    const int r0 = get_group_id(1) * TROWS + warp * 4 * TILES;   // this warp's first row
-    const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + 32 <= cols
-                      && get_group_id(1) * TROWS + TROWS <= rows;
+    const int q = lane & 3, i = (lane >> 2) & 3, h = lane >> 4;
+    const int c0 = get_group_id(0) * 16;
+    const int rbase = get_group_id(1) * TROWS;
+    const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + 16 <= cols && rbase + TROWS <= rows;
 
     float x[TILES][4];
     #pragma unroll
     for (int t = 0; t < TILES; t++) {
-        const int row = r0 + 4 * t + q, col = c0 + 4 * i;
+        const int row = rbase + (t * WARPS + warp) * 8 + 4 * h + q, col = c0 + 4 * i;
         if (full) {
             const float4 v = *(const __global float4*)(in + row * ldi + col);
             UNPACK4(v, x[t], 0);
@@ -60,11 +63,10 @@ void transpose(const int rows, const int cols,
     for (int t = 0; t < TILES; t++) {
         QUAD_TRANSPOSE(x[t], 4, 1, q)
     }
-    // Lane q now holds input column c0 + 4i + q, rows r0 .. r0 + 4*TILES - 1.
-    const int orow = c0 + 4 * i + q;
     #pragma unroll
     for (int t = 0; t < TILES; t++) {
-        const int ocol = r0 + 4 * t;
+        // lane q now holds input column c0 + 4i + q, rows r0 + 4h .. r0 + 4h + 3
+        const int orow = c0 + 4 * i + q, ocol = rbase + (t * WARPS + warp) * 8 + 4 * h;
         if (full) {
             *(__global float4*)(out + orow * ldo + ocol) = PACK4(x[t], 0);
         } else {

@@ -1,0 +1,46 @@
+"""Run several tuning jobs in one device session and write their summaries.
+
+    python3 scripts/tune_batch.py --job 5:2048:random:300:60 --job 5:4096:grid:0:330 \
+        --out tune_summary.json
+Each job is KERNEL:SIZE:STRATEGY:BUDGET:TIME_LIMIT (BUDGET 0 = the whole space).
+Logs and the database go under $CLGEMM_HOME as `clgemm tune` writes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from clgemm import device  # noqa: E402
+from clgemm.tune import tune  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--job", action="append", required=True)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--out", default="tune_summary.json")
+    a = ap.parse_args()
+    out = {"device": device.describe(device.select()), "date": time.strftime("%Y-%m-%d"),
+           "command": " ".join(sys.argv), "jobs": []}
+    for job in a.job:
+        kernel, size, strategy, budget, limit = job.split(":")
+        s = int(size)
+        res = tune(kernel, s, s, s, strategy=strategy, budget=int(budget) or None,
+                   time_limit=float(limit) or None, workers=a.workers)
+        summ = res.summary()
+        out["jobs"].append(summ)
+        b = summ["best"]
+        print(f"kernel {kernel} {s}^3 {strategy}: {len(res.records)} evaluated "
+              f"({summ['evaluated_now']} now, {summ['configs_per_second']}/s over "
+              f"{summ['seconds']} s) of {summ['valid']} valid / {summ['raw']} raw; "
+              f"{summ['status_counts']}; best {b['gflops']:.0f} GFLOPS {b['params']}", flush=True)
+        Path(a.out).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
