@@ -7,7 +7,9 @@
 // Constraints: TS*TS <= the device's maximum work-group size.
 // Edges: any M, N, K >= 1; work-items outside C return at once (bounds checks, no padding).
 //
-// H200 (4096^3): see results/kernels-h200.md.
+// H200 (results/h200/README.md), TS=32: 6116 GFLOPS at 4096^3 (9% of the 66.9 TFLOPS
+// FP32 peak). The L1/L2 caches carry it: each A row is re-read by every work-item of a
+// row of C, each B column by every row.
 
 #include "common.cl"
 

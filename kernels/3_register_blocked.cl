@@ -16,7 +16,8 @@
 // work-group size; (TSM*TSK + TSK*TSN)*4 bytes fit local memory.
 // Edges: any M, N, K >= 1: out-of-range loads write 0 to the tiles, stores are guarded.
 //
-// H200 (4096^3): see results/kernels-h200.md.
+// H200 (results/h200/README.md), TSM=TSN=128 TSK=8 WPTM=WPTN=8: 31294 GFLOPS at 4096^3,
+// 4.4x kernel 2: 64 multiply-adds per 8+8 local reads instead of 1 per 2.
 
 #include "common.cl"
 

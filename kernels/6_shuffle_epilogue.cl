@@ -14,7 +14,13 @@
 // Edges: any M, N, K >= 1. Every lane takes part in the exchange; edge tiles then store
 // guarded scalars.
 //
-// H200 (4096^3): see results/h200/kernel6-*.md.
+// H200 (results/h200/README.md): at the defaults (WIDTH=4, nothing to exchange) 41297
+// GFLOPS at 4096^3 against kernel 5's 41712; 42711 against 43223 at 8192^3, i.e. equal
+// within noise. With WIDTH=1 (four lanes exchange) 19911 against 28474 at TSM=TSN=128
+// TSK=8, 20639 against 21061 at the defaults' tile: the shuffles and selects cost more
+// than the wider stores save. The C write-back is under 1% of the run time at 4096^3
+// (64 MB of 137 GFLOP of work), and kernel 5's stores were already coalesced: neighbouring
+// work-items write neighbouring vectors, so a warp's stores fill whole sectors either way.
 
 #include "common.cl"
 #include "shuffle.cl"
@@ -62,7 +68,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH;
     const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
 
-    __local floatW Asub[2 * TSK * TSMV];  // A^T, two buffers: buffer b, k-row k at (b*TSK + k)*TSMV
+    __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
     __local floatW Bsub[2][TSK][TSN / WIDTH];
 
     float acc[WPTM][WPTN];
@@ -92,11 +98,11 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
             const int e = tid + l * NT;                                               \
             const int r = e / (TSK / WIDTH), c = e % (TSK / WIDTH);                  \
-            __local float* As = (__local float*)Asub + (buf) * TSK * TSMV * WIDTH;   \
             float s[WIDTH];                                                           \
             UNPACK(ra[l], s, 0);                                                      \
+            /* float w of vector r/WIDTH of k-row c*WIDTH + w: element r of that row */ \
             _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                        \
-                As[(c * WIDTH + w) * TSMV * WIDTH + r] = s[w];                        \
+                ((__local float*)&Asub[buf][c * WIDTH + w][r / WIDTH])[r % WIDTH] = s[w]; \
         }                                                                             \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
             const int e = tid + l * NT;                                               \
@@ -117,7 +123,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         for (int k = 0; k < TSK; k++) {
             float a[WPTM], b[WPTN];
             #pragma unroll
-            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[(buf * TSK + k) * TSMV + ty + i * RTSM], a, i * WIDTH);
+            for (int i = 0; i < WPTM / WIDTH; i++) UNPACK(Asub[buf][k][ty + i * RTSM], a, i * WIDTH);
             #pragma unroll
             for (int j = 0; j < WPTN / WIDTH; j++) UNPACK(Bsub[buf][k][tx + j * RTSN], b, j * WIDTH);
             #pragma unroll

@@ -26,6 +26,7 @@ def test_wheel_ships_kernels(tmp_path):
     kdir = Path(where.stdout.strip())
     assert kdir.is_relative_to(target), kdir
     assert sorted(p.name for p in kdir.glob("*.cl")) == sorted(p.name for p in (ROOT / "kernels").glob("*.cl"))
+    assert (target / "clgemm" / "tuned" / "nvidia-h200.json").is_file()   # the shipped database
 
     run = subprocess.run([sys.executable, "-m", "clgemm", "run", "--kernel", "2", "--size", "33",
                           "--repeat", "2", "--json"], cwd=elsewhere, env=env, capture_output=True,

@@ -207,3 +207,26 @@ def test_tune_cli_json_and_table():
     assert "winner after re-measuring" in r.output
     r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--strategy", "annealing"])
     assert r.exit_code != 0 and "annealing" in r.output
+
+
+def test_shipped_databases_are_valid():
+    from clgemm.db import _load, _shipped
+    files = _shipped()
+    assert files, "the package ships at least one tuned database"
+    for f in files:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", db.DataWarning)
+            assert _load(f)
+
+
+def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
+    dev = queue.device
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"100x100x100": {"params": {"TS": 16}, "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert plan.source == "tuned" and plan.params == {"TS": 16}
+    # the user's own tuning takes precedence
+    db.record_best(dev, "2", 100, 100, 100, {"TS": 4}, 5.0)
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
