@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -210,6 +211,109 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
         out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
                   + " ".join(f"{a}={v}" for a, v in b["params"].items()))
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not (lo.isdigit() and (not dash or hi.isdigit())):
+            raise click.BadParameter(f"{part!r} is not a number or a range like 1-6", param_hint=what)
+        out += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
+    if not out or min(out) < 1:
+        raise click.BadParameter("values must be >= 1", param_hint=what)
+    return out
+
+
+@main.command()
+@click.option("--kernels", "kernel_list", default="5", show_default=True,
+              help="GEMM kernels, e.g. 1-6 or 3,5")
+@click.option("--sizes", default=None, help="square sizes [default: 512,1024,2048,4096,8192 "
+                                            "plus the odd shapes below]")
+@click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "
+                                             "8192x8192x256, 256x8192x8192, 4096x1024x4096, "
+                                             "1x4096x4096, 4096x4096x1]")
+@click.option("--against", default="clblast,cublas", show_default=True,
+              help="peers: clblast, cublas (comma-separated, or 'none')")
+@click.option("--clblast-params", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Xgemm parameters from CLBlast's tuner: a JSON object of NAME: VALUE, or "
+                   "{'sets': {label: {NAME: VALUE}}}")
+@click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True)
+@_DEVICE
+@click.option("--out", "out_dir", default="results", show_default=True,
+              help="results go to OUT/<device>/bench-<date>.json, .csv and .png")
+def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_spec, out_dir) -> None:
+    """Benchmark kernels (with their tuned parameters) against CLBlast and cuBLAS."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from . import bench as benchmod
+    queue = _queue(device_spec)
+    keys = [str(k) for k in _int_list(kernel_list, "--kernels")]
+    for key in keys:
+        try:
+            kernels.get(key)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--kernels") from None
+    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes else
+                                      (benchmod.DEFAULT_SIZES if not shapes else []))]
+    if shapes:
+        for text in shapes.split(","):
+            dims = text.lower().split("x")
+            if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+                raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
+                                         param_hint="--shapes")
+            shape_list.append(tuple(int(d) for d in dims))
+    elif not sizes:
+        shape_list += list(benchmod.DEFAULT_SHAPES)
+    peers = [p.strip() for p in against.split(",") if p.strip() and p.strip() != "none"]
+    for p in peers:
+        if p not in ("clblast", "cublas"):
+            raise click.BadParameter(f"unknown peer {p!r}; choose clblast, cublas or none",
+                                     param_hint="--against")
+    sets = None
+    if clblast_params:
+        try:
+            doc = json.loads(open(clblast_params).read())
+        except ValueError as e:
+            raise click.BadParameter(f"not JSON: {e}", param_hint="--clblast-params") from None
+        sets = doc["sets"] if isinstance(doc, dict) and "sets" in doc else {"tuned": doc}
+        if not all(isinstance(v, dict) and all(isinstance(x, int) for x in v.values())
+                   for v in sets.values()):
+            raise click.BadParameter("parameter sets must map names to integers",
+                                     param_hint="--clblast-params")
+    console = Console()
+    console.print(f"method: {benchmod.METHOD}")
+
+    def show(r):
+        if r["status"] == "skipped":
+            console.print(f"{r['m']}x{r['n']}x{r['k']} {r['contender']}: skipped ({r['reason']})")
+        elif r["contender"] == "copy":
+            console.print(f"{r['m']}x{r['n']}x{r['k']} copy: {r['gbps']:.0f} GB/s")
+        else:
+            console.print(f"{r['m']}x{r['n']}x{r['k']} {r['contender']}: {r['gflops']:.0f} GFLOPS"
+                          + ("" if r["verified"] else "  WRONG RESULT"))
+    try:
+        rows = benchmod.bench(queue, keys, shape_list, peers, repeat, sets, on_row=show)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    table = Table(title="SGEMM, GFLOPS (host-timed median)")
+    for col in ("shape", "contender", "GFLOPS", "% peak", "vs cuBLAS", "vs CLBlast", "check"):
+        table.add_column(col)
+    fmt = lambda v, f: "" if v is None else f.format(v)  # noqa: E731
+    for r in rows:
+        if r["status"] != "ok" or r["contender"] == "copy":
+            continue
+        table.add_row(f"{r['m']}x{r['n']}x{r['k']}", r["contender"], f"{r['gflops']:.0f}",
+                      fmt(r.get("peak_pct"), "{:.1f}"), fmt(r.get("vs_cublas"), "{:.2f}"),
+                      fmt(r.get("vs_clblast"), "{:.2f}"),
+                      "ok" if r["verified"] else f"WRONG ({r['rel_error']:.1e})")
+    console.print(table)
+    for path in benchmod.save(rows, queue, Path(out_dir), "clgemm bench " + " ".join(sys.argv[2:])):
+        console.print(f"wrote {path}")
+    if any(r["status"] == "ok" and r["contender"].startswith("clgemm") and not r["verified"]
+           for r in rows):
+        sys.exit(1)
 
 
 @main.command()

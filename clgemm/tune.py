@@ -118,6 +118,7 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             results.put(("done", wid, idx, {"ms": ms}))
             continue
         params = payload
+        results.put(("start", wid, idx, None))
         t0 = time.perf_counter()
         try:
             plan = ev.compile(params)
@@ -243,7 +244,7 @@ class _Slot:
     tasks: mp.Queue
     task: tuple | None = None        # (idx, params) being worked on
     since: float = 0.0               # when the current phase began
-    phase: str = "idle"              # idle | compile | wait (for the device) | run
+    phase: str = "idle"              # idle | queued | compile | wait (for the device) | run
 
 
 @dataclass
@@ -377,7 +378,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                         exhausted = True
                         break
                     idx += 1
-                    slot.task, slot.phase, slot.since = (idx, p), "compile", time.time()
+                    slot.task, slot.phase, slot.since = (idx, p), "queued", time.time()
                     slot.tasks.put(("eval", idx, p))
             if all(s.task is None for s in slots):
                 break
@@ -392,7 +393,9 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             current = slots[wid].task if kind else None
             if current is None or current[0] != _:
                 kind = None                          # stale: from a worker since replaced
-            if kind == "ready":
+            if kind == "start":                      # the compile clock starts now, not
+                slots[wid].phase, slots[wid].since = "compile", time.time()   # at spawn
+            elif kind == "ready":
                 waiting.append(wid)
                 slots[wid].phase = "wait"              # waiting for the device: no timeout
             elif kind == "done":
@@ -406,6 +409,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                                             f"during {slot.phase}")
                 elif slot.phase in ("compile", "run") and time.time() - slot.since > timeout:
                     replace(wid, "timeout", f"no result after {timeout:.0f} s of {slot.phase}")
+                elif slot.phase == "queued" and time.time() - slot.since > 3 * timeout + 60:
+                    replace(wid, "crashed", "worker did not start")
         seconds = time.time() - t0
         finalists = _remeasure(slots, results, records, timeout, kern.key, (m, n, k))
     finally:

@@ -1,0 +1,83 @@
+"""`clgemm bench`: every contender verified, peers that are missing reported as skipped with
+their reason, results written as JSON, CSV and a plot."""
+
+import ctypes
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from clgemm import bench as benchmod
+from clgemm.cli import main
+
+
+def clblast_loads() -> bool:
+    try:
+        ctypes.CDLL(os.environ.get("CLGEMM_CLBLAST") or "libclblast.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def test_bench_rows(queue):
+    rows = benchmod.bench(queue, ["2", "5"], [(33, 47, 21), (64, 64, 64)], ["clblast", "cublas"],
+                          repeat=2)
+    by = {(r["m"], r["contender"]): r for r in rows}
+    for m in (33, 64):
+        for name in ("clgemm-2", "clgemm-5"):
+            r = by[m, name]
+            assert r["status"] == "ok" and r["verified"] and r["gflops"] > 0
+            assert r["ms_min"] <= r["ms_median"] <= r["ms_max"]
+        assert by[m, "copy"]["gbps"] > 0
+        cub = by[m, "cublas"]
+        assert cub["status"] == "skipped" or cub["verified"]
+        if cub["status"] == "skipped":
+            assert "torch" in cub["reason"] or "CUDA" in cub["reason"]
+        clb = by[m, "clblast"]
+        if clblast_loads():
+            assert clb["status"] == "ok" and clb["verified"]
+            assert by[m, "clgemm-5"]["vs_clblast"] == pytest.approx(
+                by[m, "clgemm-5"]["gflops"] / clb["gflops"])
+        else:
+            assert clb["status"] == "skipped" and "CLBlast not installed" in clb["reason"]
+
+
+@pytest.mark.skipif(not clblast_loads(), reason="needs libclblast (set CLGEMM_CLBLAST)")
+def test_clblast_parameter_override(queue):
+    sets = {"small": {"GEMMK": 0, "KREG": 1, "KWG": 16, "KWI": 2, "MDIMA": 8, "MDIMC": 8, "MWG": 32,
+                      "NDIMB": 8, "NDIMC": 8, "NWG": 32, "SA": 1, "SB": 1, "STRM": 0, "STRN": 0,
+                      "VWM": 1, "VWN": 1}}
+    rows = benchmod.bench(queue, [], [(40, 40, 40)], ["clblast"], repeat=2, clblast_sets=sets)
+    tuned = next(r for r in rows if r["contender"] == "clblast-small")
+    assert tuned["status"] == "ok" and tuned["verified"]
+
+
+def test_bench_cli_writes_results(tmp_path):
+    r = CliRunner().invoke(main, ["bench", "--kernels", "4-5", "--sizes", "32,64", "--shapes",
+                                  "1x70x33,70x33x1", "--against", "none", "--repeat", "2",
+                                  "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "method: host wall-clock" in r.output
+    files = sorted(p.suffix for p in tmp_path.glob("*/bench-*"))
+    assert ".json" in files and ".csv" in files
+    doc = json.loads(next(tmp_path.glob("*/bench-*.json")).read_text())
+    ok = [x for x in doc["rows"] if x["contender"].startswith("clgemm")]
+    assert len(ok) == 2 * 4 and all(x["verified"] for x in ok)
+    try:
+        import matplotlib  # noqa: F401
+        assert ".png" in files
+    except ImportError:
+        pass
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--kernels", "0"], ">= 1"),
+    (["--kernels", "9"], "valid kernels"),
+    (["--sizes", "12,x"], "not a number"),
+    (["--shapes", "4x4"], "MxNxK"),
+    (["--against", "mkl"], "unknown peer"),
+])
+def test_bench_cli_errors(args, words):
+    r = CliRunner().invoke(main, ["bench", *args])
+    assert r.exit_code != 0 and words in r.output and "Traceback" not in r.output
