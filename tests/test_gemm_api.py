@@ -197,3 +197,19 @@ def test_pyopencl_ctx_is_honoured(monkeypatch):
     e = device.entries()[-1]
     monkeypatch.setenv("PYOPENCL_CTX", e.spec)
     assert device.select() == e.device
+
+
+def test_nvidia_icd_hint(monkeypatch, tmp_path):
+    """An installed but unregistered NVIDIA OpenCL driver gets exact registration advice."""
+    monkeypatch.setattr(device, "_find_nvidia_opencl", lambda: "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1")
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path))
+    cpu_only = [e for e in device.entries() if not device.is_gpu(e.device)]
+    monkeypatch.setattr(device, "entries", lambda: cpu_only)
+    hint = device.nvidia_icd_hint()
+    assert "/etc/OpenCL/vendors/nvidia.icd" in hint and "OCL_ICD_VENDORS" in hint
+    assert "libnvidia-opencl.so.1" in hint
+    (tmp_path / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
+    assert device.nvidia_icd_hint() is None        # registered: nothing to say
+    monkeypatch.setattr(device, "_find_nvidia_opencl", lambda: None)
+    (tmp_path / "nvidia.icd").unlink()
+    assert device.nvidia_icd_hint() is None        # no driver: nothing to say either
