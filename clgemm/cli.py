@@ -32,6 +32,24 @@ def _kernel(kind: str):
     return convert
 
 
+def _gemm_shape(default_size: int):
+    """--kernel and the problem shape, shared by `run` and `tune`."""
+    def wrap(f):
+        for opt in reversed((
+            click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
+                         show_default=True, help="GEMM kernel number (1-6) or name"),
+            click.option("--size", type=click.IntRange(min=1), default=default_size,
+                         show_default=True, help="M = N = K"),
+            click.option("--m", "m", type=click.IntRange(min=1), default=None,
+                         help="rows of C (overrides --size)"),
+            click.option("--n", "n", type=click.IntRange(min=1), default=None, help="columns of C"),
+            click.option("--k", "k", type=click.IntRange(min=1), default=None, help="inner dimension"),
+        )):
+            f = opt(f)
+        return f
+    return wrap
+
+
 def _params(ctx, param, values) -> dict[str, str]:
     out = {}
     for v in values:
@@ -73,13 +91,7 @@ def devices() -> None:
 
 
 @main.command()
-@click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
-              show_default=True, help="GEMM kernel number (1-5) or name")
-@click.option("--size", type=click.IntRange(min=1), default=1024, show_default=True,
-              help="M = N = K")
-@click.option("--m", "m", type=click.IntRange(min=1), default=None, help="rows of C (overrides --size)")
-@click.option("--n", "n", type=click.IntRange(min=1), default=None, help="columns of C")
-@click.option("--k", "k", type=click.IntRange(min=1), default=None, help="inner dimension")
+@_gemm_shape(default_size=1024)
 @click.option("--repeat", type=click.IntRange(min=1), default=None,
               help="timed launches [default: 10, fewer (>= 3) when a launch takes over 0.2 s]")
 @_DEVICE
@@ -135,13 +147,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 
 @main.command()
-@click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
-              show_default=True, help="GEMM kernel number or name")
-@click.option("--size", type=click.IntRange(min=1), default=2048, show_default=True,
-              help="M = N = K")
-@click.option("--m", "m", type=click.IntRange(min=1), default=None)
-@click.option("--n", "n", type=click.IntRange(min=1), default=None)
-@click.option("--k", "k", type=click.IntRange(min=1), default=None)
+@_gemm_shape(default_size=2048)
 @click.option("--strategy", type=click.Choice(["grid", "random", "tpe"]), default=None,
               help="grid: every valid point; random; tpe: Optuna's model-based sampler "
                    "[default: grid for spaces up to 200 points, else tpe]")

@@ -213,3 +213,31 @@ def test_nvidia_icd_hint(monkeypatch, tmp_path):
     monkeypatch.setattr(device, "_find_nvidia_opencl", lambda: None)
     (tmp_path / "nvidia.icd").unlink()
     assert device.nvidia_icd_hint() is None        # no driver: nothing to say either
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40),
+       ta=st.booleans(), tb=st.booleans(), orders=st.sampled_from(["CCC", "FCF", "CFC", "FFF", "FFC"]),
+       with_c=st.booleans(), beta=st.sampled_from([0.0, 1.0, -0.5]), as_array=st.booleans(),
+       kernel=st.sampled_from(["3", "5", "6"]))
+def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel):
+    rng = np.random.default_rng()
+    a = rand(rng, *((k, m) if ta else (m, k)), order=orders[0])
+    b = rand(rng, *((n, k) if tb else (k, n)), order=orders[1])
+    c0 = rand(rng, m, n, order=orders[2])
+    put = (lambda x: cla.to_device(queue, x)) if as_array else (lambda x: x.copy(order="K"))
+    params = {"3": dict(TSM=16, TSN=16, TSK=4, WPTM=2, WPTN=2),
+              "5": P5, "6": dict(P5, WIDTH=2, WPTN=4, WPTM=4)}[kernel]
+    c = put(c0) if with_c else None
+    out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
+                      kernel=kernel, params=params)
+    got = out.get() if as_array else out
+    ref = verify.reference(a.T if ta else a, b.T if tb else b, 1.5, beta if with_c else 0.0, c0)
+    assert got.shape == (m, n)
+    assert close(got, ref, k)
+    if with_c:
+        assert out is c
