@@ -31,6 +31,7 @@ from .build import BuildError
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 STRATEGIES = ("grid", "random", "tpe")
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # ------------------------------------------------------------------ evaluation (workers)
@@ -306,8 +307,6 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     counts = {"raw": raw, "valid": len(valid), "rejected": raw - len(valid),
               "resumed": len(records), "strategy": strategy, "budget": total}
 
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")   # inherited by the workers: no BLAS oversubscription
     ctx = mp.get_context("spawn")
     results: mp.Queue = ctx.Queue()
     nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))
@@ -316,7 +315,17 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         tasks = ctx.Queue()
         proc = ctx.Process(target=_worker, args=(wid, device_spec, kern.key, (m, n, k), repeat,
                                                  evaluator, tasks, results), daemon=True)
-        proc.start()
+        # one BLAS thread per worker (many run at once); the caller's environment is restored
+        saved = {v: os.environ.get(v) for v in _BLAS_THREADS}
+        os.environ.update({v: "1" for v in _BLAS_THREADS})
+        try:
+            proc.start()
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
         return _Slot(proc, tasks)
 
     slots = [start(w) for w in range(nworkers)]
