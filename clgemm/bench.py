@@ -68,8 +68,7 @@ def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
     plan = GemmPlan(q, kernel, shape=p.shape)
     al = plan.align
     am, bm = operands.raw(q, p.a, al), operands.raw(q, p.b, al)
-    cm = operands.empty(q, m, n, operands.rounded(n, al))
-    cl.enqueue_fill_buffer(q, cm.buf, np.float32(np.nan), 0, m * cm.ld * 4)
+    cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
     plan.launch(am, bm, cm).wait()
     err = p.error(operands.rows_to_host(q, cm, p.rows))
     t = host_time(lambda: (plan.launch(am, bm, cm), q.finish()), repeat)
@@ -128,8 +127,7 @@ class CLBlast:
         q = p.queue
         m, n, k = p.shape
         am, bm = operands.raw(q, p.a, 1), operands.raw(q, p.b, 1)
-        cm = operands.empty(q, m, n, n)
-        cl.enqueue_fill_buffer(q, cm.buf, np.float32(np.nan), 0, m * n * 4)
+        cm = operands.poison(q, operands.empty(q, m, n, n))
         self.sgemm(m, n, k, am.buf, bm.buf, cm.buf)
         q.finish()
         err = p.error(operands.rows_to_host(q, cm, p.rows))

@@ -123,7 +123,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         src = "tuned for this device" if r["params_source"] == "tuned" else "registry defaults"
-        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']})  {ps}  [{src}]")
+        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique})")
+        click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
             (" op(B)=B^T" if trans_b else "")
         click.echo(f"shape    M={m} N={n} K={k}{ops}")

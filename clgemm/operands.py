@@ -63,6 +63,12 @@ def empty(queue: cl.CommandQueue, rows: int, cols: int, ld: int) -> Matrix:
     return Matrix(cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, rows * ld * 4), rows, cols, ld)
 
 
+def poison(queue: cl.CommandQueue, m: Matrix) -> Matrix:
+    """Fill with NaN, so that an element a kernel fails to write cannot pass a check."""
+    cl.enqueue_fill_buffer(queue, m.buf, np.float32(np.nan), 0, m.rows * m.ld * 4)
+    return m
+
+
 def raw(queue: cl.CommandQueue, x, align: int) -> Matrix:
     """x's own memory as a row-major device matrix: x itself, or x.T when x is Fortran-ordered.
     Copies only when it must: a host upload, or padding the leading dimension to `align`."""

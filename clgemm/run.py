@@ -49,7 +49,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     prep = prepare(plan, opa, opb, None if c0 is None else c0.copy(), alpha, beta)
     out = prep.out
     if c0 is None:
-        cl.enqueue_fill_buffer(queue, out.buf, np.float32(np.nan), 0, out.rows * out.ld * 4)
+        operands.poison(queue, out)
 
     def result_host() -> np.ndarray:
         h = operands.to_host(queue, out)
@@ -100,8 +100,7 @@ def run_transpose(queue: cl.CommandQueue, rows: int, cols: int, *, kernel: objec
     operands.check_fits(queue.device, [(rows, cols), (cols, rows)])
     a = verify.random_matrix(np.random.default_rng(seed), rows, cols)
     src = operands.raw(queue, a, 1)
-    dst = operands.empty(queue, cols, rows, rows)
-    cl.enqueue_fill_buffer(queue, dst.buf, np.float32(np.nan), 0, rows * cols * 4)
+    dst = operands.poison(queue, operands.empty(queue, cols, rows, rows))
     ev = plan.launch(src, dst)
     ev.wait()
     ok = bool(np.array_equal(operands.to_host(queue, dst), a.T))

@@ -62,7 +62,7 @@ class Evaluator:
         if not err <= tol:
             return {"status": "wrong", "rel_error": _finite(err), "checked": "fresh odd shape"}
         am, bm, cm = self._operands(plan.align)
-        cl.enqueue_fill_buffer(self.queue, cm.buf, np.float32(np.nan), 0, cm.rows * cm.ld * 4)
+        operands.poison(self.queue, cm)
         t = self.time(plan)
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
         if not err_t <= verify.tolerance(self.shape[2]):
@@ -76,8 +76,7 @@ class Evaluator:
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
-        cm = operands.empty(q, m, n, operands.rounded(n, al))
-        cl.enqueue_fill_buffer(q, cm.buf, np.float32(np.nan), 0, m * cm.ld * 4)
+        cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
         plan.launch(operands.raw(q, a, al), operands.raw(q, b, al), cm).wait()
         return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
 

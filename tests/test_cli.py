@@ -27,7 +27,8 @@ def test_devices_lists_capabilities():
 def test_run_prints_the_report():
     r = invoke("run", "--kernel", "2", "--size", "40", "--repeat", "3", "--param", "TS=8")
     assert r.exit_code == 0, r.output
-    for word in ("kernel   2 (tiled)  TS=8", "M=40 N=40 K=40", "median", "GFLOPS", "PASS",
+    for word in ("kernel   2 (tiled: local-memory tiles)", "params   TS=8", "M=40 N=40 K=40",
+                 "median", "GFLOPS", "PASS",
                  "tolerance"):
         assert word in r.output
 
