@@ -116,9 +116,11 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     rows, cols = x.shape[0], y.shape[1]
 
     al = plan.align
-    operands.check_fits(queue.device, [(rows, rounded(k, al)), (k, rounded(cols, al)),
-                                       (rows, rounded(cols, al))])
-    needs_t = is_transposed(x) or is_transposed(y) or (c is not None and is_transposed(target))
+    mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
+    # every matrix, plus the copy a transposed one is read into first
+    operands.check_fits(queue.device, [shape for _, shape in mats] +
+                        [shape for v, shape in mats if v is not None and is_transposed(v)])
+    needs_t = any(v is not None and is_transposed(v) for v, _ in mats)
     tplan = TransposePlan(queue) if needs_t else None
     steps: list[Callable[[], cl.Event]] = []
     xm = _row_major(queue, x, al, tplan, steps)
