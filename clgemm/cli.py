@@ -67,9 +67,13 @@ def main() -> None:
 
 
 @main.command()
-def devices() -> None:
-    """List every OpenCL platform and device with its capabilities."""
+@_DEVICE
+def devices(device_spec) -> None:
+    """List every OpenCL platform and device with its capabilities (or only --device)."""
     entries = devmod.entries()
+    if device_spec is not None:
+        chosen = _queue(device_spec).device
+        entries = [e for e in entries if e.device == chosen]
     if not entries:
         click.echo("No OpenCL devices found.")
     for e in entries:

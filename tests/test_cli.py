@@ -24,6 +24,14 @@ def test_devices_lists_capabilities():
         assert word in r.output
 
 
+def test_devices_for_one_device():
+    r = invoke("devices", "--device", "pthread")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("compute units") == 1 and "Oclgrind" not in r.output
+    r = invoke("devices", "--device", "no-such-device")
+    assert r.exit_code != 0 and "no OpenCL device matches" in r.output
+
+
 def test_run_prints_the_report():
     r = invoke("run", "--kernel", "2", "--size", "40", "--repeat", "3", "--param", "TS=8")
     assert r.exit_code == 0, r.output
