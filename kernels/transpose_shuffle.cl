@@ -11,7 +11,9 @@
 // emulated through local memory (see shuffle.cl).
 //
 // Parameters: WARPS (warps per work-group, along dimension 1), TILES (tiles each warp
-// moves per launch, all loaded before the first exchange to keep more loads in flight).
+// moves per launch, all loaded before the first exchange to keep more loads in flight),
+// WIDE (1: a warp tile of 8 x 32, so that each load covers four whole 128-byte rows;
+// lanes i and i^1 then trade halves so that each store still fills whole sectors).
 // H200, 8192^2 (results/h200/transposes_k6-2026-12-02.json): 3539 GB/s counting reads
 // and writes at WARPS=1 TILES=4, 0.85x a device copy (4180 GB/s); the padded local-memory
 // transpose reached 0.93x. A variant whose lanes each wrote 32 contiguous bytes as two
@@ -31,8 +33,13 @@
 #ifndef TILES
 #define TILES 4
 #endif
+#ifndef WIDE
+#define WIDE 0
+#endif
 
 #define TROWS (8 * WARPS * TILES)   // input rows per work-group
+#define TCOLS (16 << WIDE)          // input columns per work-group
+#define HB (1 + WIDE)               // 4-row blocks per lane per tile
 
 __kernel __attribute__((reqd_work_group_size(32, WARPS, 1)))
 void transpose(const int rows, const int cols,
@@ -41,38 +48,73 @@ void transpose(const int rows, const int cols,
     SHUFFLE_SCRATCH(32 * WARPS)
     const int lane = get_local_id(0), warp = get_local_id(1);
     const int lid_ = warp * 32 + lane;
-    const int q = lane & 3, i = (lane >> 2) & 3, h = lane >> 4;
-    const int c0 = get_group_id(0) * 16;
+    const int q = lane & 3;
+#if WIDE
+    const int i = lane >> 2;                       // column block 0..7; row block = hb
+#else
+    const int i = (lane >> 2) & 3, hl = lane >> 4; // column block 0..3; row block = hl
+#endif
+    const int c0 = get_group_id(0) * TCOLS;
     const int rbase = get_group_id(1) * TROWS;
-    const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + 16 <= cols && rbase + TROWS <= rows;
+    const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + TCOLS <= cols && rbase + TROWS <= rows;
 
-    float x[TILES][4];
+    float x[TILES][HB][4];
     #pragma unroll
-    for (int t = 0; t < TILES; t++) {
-        const int row = rbase + (t * WARPS + warp) * 8 + 4 * h + q, col = c0 + 4 * i;
-        if (full) {
-            const float4 v = *(const __global float4*)(in + row * ldi + col);
-            UNPACK4(v, x[t], 0);
-        } else {
-            #pragma unroll
-            for (int w = 0; w < 4; w++)
-                x[t][w] = (row < rows && col + w < cols) ? in[row * ldi + col + w] : 0.0f;
+    for (int t = 0; t < TILES; t++)
+        #pragma unroll
+        for (int hb = 0; hb < HB; hb++) {
+#if WIDE
+            const int h = hb;
+#else
+            const int h = hl;
+#endif
+            const int row = rbase + (t * WARPS + warp) * 8 + 4 * h + q, col = c0 + 4 * i;
+            if (full) {
+                const float4 v = *(const __global float4*)(in + row * ldi + col);
+                UNPACK4(v, x[t][hb], 0);
+            } else {
+                #pragma unroll
+                for (int w = 0; w < 4; w++)
+                    x[t][hb][w] = (row < rows && col + w < cols) ? in[row * ldi + col + w] : 0.0f;
+            }
         }
-    }
     #pragma unroll
-    for (int t = 0; t < TILES; t++) {
-        QUAD_TRANSPOSE(x[t], 4, 1, q)
-    }
-    #pragma unroll
-    for (int t = 0; t < TILES; t++) {
-        // lane q now holds input column c0 + 4i + q, rows r0 + 4h .. r0 + 4h + 3
-        const int orow = c0 + 4 * i + q, ocol = rbase + (t * WARPS + warp) * 8 + 4 * h;
-        if (full) {
-            *(__global float4*)(out + orow * ldo + ocol) = PACK4(x[t], 0);
-        } else {
-            #pragma unroll
-            for (int w = 0; w < 4; w++)
-                if (orow < cols && ocol + w < rows) out[orow * ldo + ocol + w] = x[t][w];
+    for (int t = 0; t < TILES; t++)
+        #pragma unroll
+        for (int hb = 0; hb < HB; hb++) {
+            QUAD_TRANSPOSE(x[t][hb], 4, 1, q)
         }
-    }
+    // Lane q now holds, per (t, hb), 4 consecutive floats of output row c0 + 4i + q.
+#if WIDE
+    // Lanes i and i^1 (lane ^ 4) trade halves so that each store instruction writes both
+    // 16-byte halves of a 32-byte sector: the even lane keeps the first half of its own
+    // row and takes the first half of its partner's; the odd lane the second halves.
+    const bool odd = (i & 1) != 0;
+    #pragma unroll
+    for (int t = 0; t < TILES; t++)
+        #pragma unroll
+        for (int w = 0; w < 4; w++) {
+            const float got = SHFL_XOR(odd ? x[t][0][w] : x[t][1][w], 4);
+            if (odd) x[t][0][w] = got; else x[t][1][w] = got;
+        }
+#endif
+    #pragma unroll
+    for (int t = 0; t < TILES; t++)
+        #pragma unroll
+        for (int hb = 0; hb < HB; hb++) {
+#if WIDE
+            const int orow = c0 + 4 * ((i & ~1) + hb) + q;
+            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * (i & 1);
+#else
+            const int orow = c0 + 4 * i + q;
+            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * hl;
+#endif
+            if (full) {
+                *(__global float4*)(out + orow * ldo + ocol) = PACK4(x[t][hb], 0);
+            } else {
+                #pragma unroll
+                for (int w = 0; w < 4; w++)
+                    if (orow < cols && ocol + w < rows) out[orow * ldo + ocol + w] = x[t][hb][w];
+            }
+        }
 }

@@ -20,8 +20,8 @@ def test_small_params_cover_every_transpose():
     assert set(SMALL_TRANSPOSE) == set(kernels.TRANSPOSE)
 
 
-@pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
-@pytest.mark.parametrize("i", [0, 1])
+@pytest.mark.parametrize("key,i", [(k, i) for k, sets in SMALL_TRANSPOSE.items()
+                                   for i in range(len(sets))])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_transpose_exact(queue, rng, key, i, shape):
     a = verify.random_matrix(rng, *shape)
