@@ -18,7 +18,7 @@
 #include "common.cl"
 
 #ifndef TS
-#define TS 16
+#define TS 32
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1)))

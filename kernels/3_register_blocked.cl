@@ -22,19 +22,19 @@
 #include "common.cl"
 
 #ifndef TSM
-#define TSM 64
+#define TSM 128
 #endif
 #ifndef TSN
-#define TSN 64
+#define TSN 128
 #endif
 #ifndef TSK
-#define TSK 16
+#define TSK 8
 #endif
 #ifndef WPTM
-#define WPTM 4
+#define WPTM 8
 #endif
 #ifndef WPTN
-#define WPTN 4
+#define WPTN 8
 #endif
 
 #define RTSM (TSM / WPTM)     // work-items along M

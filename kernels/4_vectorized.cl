@@ -23,13 +23,13 @@
 // TSM=64 TSN=128 TSK=16 WPTM=WPTN=8 WIDTH=4 PAD=1 (results/h200/tune/).
 
 #ifndef TSM
-#define TSM 128
+#define TSM 256
 #endif
 #ifndef TSN
-#define TSN 128
+#define TSN 64
 #endif
 #ifndef TSK
-#define TSK 8
+#define TSK 16
 #endif
 #ifndef WPTM
 #define WPTM 8

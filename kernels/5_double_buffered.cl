@@ -19,25 +19,25 @@
 // load latency, and much at 1024^3 (29655 against 17309), where there are too few.
 
 #ifndef TSM
-#define TSM 128
+#define TSM 64
 #endif
 #ifndef TSN
 #define TSN 128
 #endif
 #ifndef TSK
-#define TSK 8
+#define TSK 16
 #endif
 #ifndef WPTM
-#define WPTM 8
+#define WPTM 16
 #endif
 #ifndef WPTN
-#define WPTN 8
+#define WPTN 4
 #endif
 #ifndef WIDTH
 #define WIDTH 4
 #endif
 #ifndef PAD
-#define PAD 1
+#define PAD 0
 #endif
 
 #include "common.cl"

@@ -12,10 +12,10 @@
 // Edges: any rows, cols >= 1 (bounds checks).
 
 #ifndef TS
-#define TS 32
+#define TS 64
 #endif
 #ifndef RPT
-#define RPT 4
+#define RPT 8
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TS, TS / RPT, 1)))

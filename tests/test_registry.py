@@ -32,6 +32,8 @@ def test_kernel_sources_declare_their_parameters():
             src += (kernel_dir() / inc).read_text()
         for p in k.params:
             assert f"#ifndef {p.name}" in src, (k.source, p.name)
+            # the file's own default is the registry's, so the file read alone tells the truth
+            assert f"#ifndef {p.name}\n#define {p.name} {p.default}\n" in src, (k.source, p.name)
 
 
 def test_device_limits_are_enforced():
