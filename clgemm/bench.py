@@ -53,7 +53,7 @@ class Problem:
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, rng: np.random.Generator):
         self.queue, self.shape = queue, (m, n, k)
         self.a, self.b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
-        self.rows = np.unique(np.concatenate([[0, m - 1], rng.choice(m, min(m, 62), replace=False)]))
+        self.rows = verify.sample_rows(rng, m, 62)
         self.ref = verify.reference(self.a[self.rows], self.b)
 
     def error(self, rows_out: np.ndarray) -> float:

@@ -87,8 +87,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
 def _rows_to_check(m: int, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     if 2 * m * n * k <= FULL_CHECK_FLOPS or m <= 512:
         return np.arange(m)
-    sample = rng.choice(m, size=256, replace=False)
-    return np.unique(np.concatenate([[0, m - 1], np.arange(max(0, m - 129), m, 8), sample]))
+    return np.union1d(verify.sample_rows(rng, m, 256), np.arange(max(0, m - 129), m, 8))
 
 
 def run_transpose(queue: cl.CommandQueue, rows: int, cols: int, *, kernel: object = None,

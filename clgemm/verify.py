@@ -12,6 +12,12 @@ def random_matrix(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
     return rng.uniform(-1.0, 1.0, size=(rows, cols)).astype(np.float32)
 
 
+def sample_rows(rng: np.random.Generator, m: int, count: int) -> np.ndarray:
+    """Rows to check when a full float64 reference costs too much: the first and last
+    (edge tiles) plus `count` random ones, sorted and unique."""
+    return np.unique(np.concatenate([[0, m - 1], rng.choice(m, min(m, count), replace=False)]))
+
+
 def tolerance(k: int) -> float:
     """Allowed relative Frobenius error for a float32 product with inner dimension k.
     Rounding errors of a k-term sum grow like sqrt(k) for random signs; the factor 4 and
