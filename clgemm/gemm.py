@@ -35,16 +35,30 @@ class GemmPlan:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
         self.kernel.check(self.params, queue.device)
-        self._knl = cl.Kernel(build.program(queue.context, self.kernel, self.params), "gemm")
+        self._knls: dict[bool, cl.Kernel] = {}
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
+        self.compiled(*(shape or (1, 1, 1)))
+
+    def exact(self, m: int, n: int, k: int) -> bool:
+        """Whether a launch at (m, n, k) uses the build without bounds checks."""
+        return self.kernel.exact and self.kernel.divides(self.params, m, n, k)
+
+    def compiled(self, m: int, n: int, k: int) -> cl.Kernel:
+        """The kernel for a launch at (m, n, k), built on first use."""
+        exact = self.exact(m, n, k)
+        if exact not in self._knls:
+            prg = build.program(self.queue.context, self.kernel, self.params,
+                                ("-DEXACT",) if exact else ())
+            self._knls[exact] = cl.Kernel(prg, "gemm")
+        return self._knls[exact]
 
     def launch(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
                wait_for=None) -> cl.Event:
         """c = alpha * a @ b + beta * c on row-major device matrices."""
         m, k, n = a.rows, a.cols, b.cols
         g = self.kernel.geometry.global_size(self.params, m, n)
-        return self._knl(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
+        return self.compiled(m, n, k)(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
                          np.float32(alpha), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
                          np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
 

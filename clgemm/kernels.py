@@ -60,6 +60,9 @@ class Kernel:
     # work-groups far faster; measured with pocl 3.0 on a 2-core EPYC at 256^3.
     cpu_defaults: Mapping[str, int] = field(default_factory=dict)
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
+    # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
+    # without bounds checks on the tile loads
+    exact: bool = False
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -122,6 +125,11 @@ class Kernel:
             shown = " ".join(f"{k}={v}" for k, v in p.items())
             raise ValueError(f"kernel {self.key} ({self.name}) with {shown} violates: " + "; ".join(bad))
 
+    def divides(self, p: Mapping[str, int], m: int, n: int, k: int) -> bool:
+        """Whether (m, n, k) is a whole number of tiles, so an EXACT build is correct."""
+        tm, tn = self.geometry.tile(p)
+        return m % tm == 0 and n % tn == 0 and k % p.get("TSK", 1) == 0
+
     def space(self) -> Iterator[Params]:
         """Every point of the declared parameter space, constraints not yet applied."""
         names = [p.name for p in self.params]
@@ -168,6 +176,11 @@ _TS = Param("TS", 32, (4, 8, 16, 32), "tile side; the work-group is TS x TS")
 _BLOCKED = (
     Constraint("TSM % WPTM == 0", lambda p: p["TSM"] % p["WPTM"] == 0),
     Constraint("TSN % WPTN == 0", lambda p: p["TSN"] % p["WPTN"] == 0),
+    # 256 accumulators cannot live in NVIDIA's 255 registers per work-item, and CPUs spill
+    # them too; such blocks also unroll into thousands of FMAs that take up to 47 s to
+    # compile on the H200, where they made up most of the tuner's compile time.
+    Constraint("WPTM*WPTN <= 128 (the accumulators fit in registers)",
+               lambda p: p["WPTM"] * p["WPTN"] <= 128),
 )
 
 
@@ -266,7 +279,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="5", name="double-buffered", source="5_double_buffered.cl",
+    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -275,7 +288,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True,
+    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True,
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

@@ -31,6 +31,7 @@ from .build import BuildError
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 STRATEGIES = ("grid", "random", "tpe")
+CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
 _BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -52,27 +53,40 @@ class Evaluator:
 
     def compile(self, params: Mapping[str, int]):
         from .gemm import GemmPlan
-        return GemmPlan(self.queue, self.kernel, params)
+        return GemmPlan(self.queue, self.kernel, params, shape=self.shape)
 
-    def measure(self, plan) -> dict:
+    def check_shape(self, plan) -> tuple[int, int, int]:
+        """Odd, so that every partial-tile path runs; but when the target shape takes the
+        build without bounds checks (EXACT), whole tiles of it, so that build is the one
+        checked and no second compile is needed."""
+        if not plan.exact(*self.shape):
+            return CHECK_SHAPE
+        tm, tn = plan.kernel.geometry.tile(plan.params)
+        return (2 * tm, 3 * tn, 5 * plan.params["TSK"])
+
+    def measure(self, plan, cutoff_ms: float | None = None) -> dict:
         """Check on fresh random data at an odd shape, then time at the target shape and
-        check that output too (both poisoned with NaN first)."""
-        tol = verify.tolerance(CHECK_SHAPE[2])
-        err = self._check_fresh(plan)
-        if not err <= tol:
-            return {"status": "wrong", "rel_error": _finite(err), "checked": "fresh odd shape"}
+        check that output too (both poisoned with NaN first). A configuration whose first
+        timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
+        and at large shapes the slow ones would otherwise hold the device most of the time."""
+        shape = self.check_shape(plan)
+        err = self._check_fresh(plan, shape)
+        if not err <= verify.tolerance(shape[2]):
+            return {"status": "wrong", "rel_error": _finite(err),
+                    "checked": "fresh data at {}x{}x{}".format(*shape)}
         am, bm, cm = self._operands(plan.align)
         operands.poison(self.queue, cm)
-        t = self.time(plan)
+        t = self.time(plan, cutoff_ms=cutoff_ms)
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
         if not err_t <= verify.tolerance(self.shape[2]):
             return {"status": "wrong", "rel_error": _finite(err_t), "checked": "target shape"}
         m, n, k = self.shape
         return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
-                "ms_min": t.min, "ms_max": t.max, "gflops": timing.gflops(m, n, k, t.median)}
+                "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms),
+                "gflops": timing.gflops(m, n, k, t.median)}
 
-    def _check_fresh(self, plan) -> float:
-        m, n, k = CHECK_SHAPE
+    def _check_fresh(self, plan, shape: tuple[int, int, int]) -> float:
+        m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
@@ -88,9 +102,16 @@ class Evaluator:
                                  operands.empty(q, m, n, operands.rounded(n, align)))
         return self._mats[align]
 
-    def time(self, plan, repeat: int | None = None) -> timing.Timing:
+    def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
         am, bm, cm = self._operands(plan.align)
-        return timing.profile(lambda: plan.launch(am, bm, cm), repeat=repeat or self.repeat, warmup=1)
+        repeat = repeat or self.repeat
+        launch = lambda: plan.launch(am, bm, cm)  # noqa: E731
+        if cutoff_ms is None or repeat == 1:
+            return timing.profile(launch, repeat=repeat, warmup=1)
+        first = timing.profile(launch, repeat=1, warmup=1)
+        if first.median > cutoff_ms:
+            return first
+        return timing.Timing(first.ms + timing.profile(launch, repeat=repeat - 1, warmup=0).ms)
 
 
 def _finite(x: float) -> float | None:
@@ -130,10 +151,10 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             continue
         compile_s = time.perf_counter() - t0
         results.put(("ready", wid, idx, None))
-        tasks.get()                       # the GPU token
+        _, cutoff_ms = tasks.get()        # the GPU token
         t1 = time.perf_counter()
         try:
-            rec = ev.measure(plan)
+            rec = ev.measure(plan, cutoff_ms)
         except cl.Error as e:
             rec = {"status": "launch_error", "error": _short(e)}
         except Exception as e:            # noqa: BLE001
@@ -393,7 +414,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             if token is None and waiting:           # grant the device
                 token = waiting.pop(0)
                 slots[token].phase, slots[token].since = "run", time.time()
-                slots[token].tasks.put("go")
+                cutoff = CUTOFF * best["ms_median"] if best is not None else None
+                slots[token].tasks.put(("go", cutoff))
             try:
                 kind, wid, _, payload = results.get(timeout=0.1)
             except queue_mod.Empty:
@@ -454,7 +476,7 @@ def _remeasure(slots, results, records, timeout, kernel, shape) -> list[dict]:
         return []
     params = [r["params"] for r in ok]
     slot.tasks.put(("remeasure", -1, params))
-    slot.tasks.put("go")
+    slot.tasks.put(("go", None))
     deadline = time.time() + timeout * len(params)
     while time.time() < deadline:
         try:

@@ -80,12 +80,12 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
             const int e = tid + l * NT;                                               \
             const int r = e / (TSK / WIDTH), kv = (t) / WIDTH + e % (TSK / WIDTH);   \
-            ra[l] = (m0 + r < M && kv < Kv) ? A[(m0 + r) * ldav + kv] : (floatW)(0.0f); \
+            ra[l] = INSIDE(m0 + r < M && kv < Kv) ? A[(m0 + r) * ldav + kv] : (floatW)(0.0f); \
         }                                                                             \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
             const int e = tid + l * NT;                                               \
             const int r = e / (TSN / WIDTH), nv = n0 / WIDTH + e % (TSN / WIDTH);    \
-            rb[l] = ((t) + r < K && nv < Nv) ? B[((t) + r) * ldbv + nv] : (floatW)(0.0f); \
+            rb[l] = INSIDE((t) + r < K && nv < Nv) ? B[((t) + r) * ldbv + nv] : (floatW)(0.0f); \
         }
 
     // Registers -> local buffer `buf`, A transposed.

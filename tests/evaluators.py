@@ -18,7 +18,7 @@ class Faulty(Evaluator):
             raise BuildError("planted compile error")
         return super().compile(params)
 
-    def measure(self, plan):
+    def measure(self, plan, cutoff_ms=None):
         ts = plan.params["TS"]
         if ts == 8:
             os.kill(os.getpid(), signal.SIGKILL)   # no handler can intercept it (pocl traps SIGSEGV)
@@ -27,7 +27,7 @@ class Faulty(Evaluator):
         if ts == 32:
             launch = plan.launch
             plan.launch = lambda a, b, c, alpha=1.0, beta=0.0, wait_for=None: launch(a, b, c, 2 * alpha, beta)
-        return super().measure(plan)
+        return super().measure(plan, cutoff_ms)
 
 
 def synthetic_gflops(params) -> float:
@@ -47,14 +47,14 @@ class Synthetic(Evaluator):
     def compile(self, params):
         return dict(params)
 
-    def measure(self, params):
+    def measure(self, params, cutoff_ms=None):
         time.sleep(self.delay)
         g = synthetic_gflops(params)
         ms = timing.gflops(*self.shape, 1.0) / g
         return {"status": "ok", "rel_error": 0.0, "ms_median": ms, "ms_min": ms, "ms_max": ms,
                 "gflops": g}
 
-    def time(self, params, repeat=None):
+    def time(self, params, repeat=None, cutoff_ms=None):
         ms = timing.gflops(*self.shape, 1.0) / synthetic_gflops(params)
         return timing.Timing((ms,) * (repeat or self.repeat))
 

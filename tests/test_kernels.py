@@ -58,3 +58,19 @@ def test_wrong_result_is_detected(rng):
     assert verify.rel_error(out, ref) > verify.tolerance(64)
     out[5, 7] = np.nan
     assert verify.rel_error(out, ref) == float("inf")
+
+
+@pytest.mark.parametrize("kernel", [k for k, v in kernels.GEMM.items() if v.exact])
+def test_whole_tiles_use_the_build_without_bounds_checks(queue, rng, kernel):
+    """Shapes that divide the tiles run the EXACT build, others the checked one; both are
+    right, and the EXACT one is not used where it would read out of bounds."""
+    from clgemm.gemm import GemmPlan
+    params = SMALL[kernel][0]
+    plan = GemmPlan(queue, kernel, params)
+    tm, tn = plan.kernel.geometry.tile(plan.params)
+    whole = (2 * tm, 3 * tn, 4 * plan.params["TSK"])
+    assert plan.exact(*whole)
+    assert not plan.exact(whole[0] + 1, whole[1], whole[2])
+    assert not plan.exact(whole[0], whole[1], whole[2] - 1)
+    for shape in (whole, (whole[0] - 3, whole[1] + 5, whole[2] - 1)):
+        check(queue, rng, *shape, kernel, params)

@@ -55,12 +55,14 @@ def reports(stderr: str) -> list[str]:
 
 
 GEMM_SHAPES = [(37, 53, 29), (5, 131, 67)]
+EXACT_SHAPE = (64, 128, 48)   # whole tiles of every SMALL set: the build without bounds checks
 TRANSPOSE_SHAPES = [(37, 53), (130, 7)]
 
 
 @pytest.mark.parametrize("key", list(kernels.GEMM))
 def test_gemm_kernel_is_clean(key):
-    cases = [("gemm", key, p, s) for p in (None, *SMALL[key]) for s in GEMM_SHAPES]
+    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kernels.get(key).exact else [])
+    cases = [("gemm", key, p, s) for p in (None, *SMALL[key]) for s in shapes]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]

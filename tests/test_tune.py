@@ -230,3 +230,25 @@ def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
     # the user's own tuning takes precedence
     db.record_best(dev, "2", 100, 100, 100, {"TS": 4}, 5.0)
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
+
+
+def test_slow_configuration_is_timed_once(queue):
+    """A first timed run over the cutoff ends the timing; under it, all runs are taken."""
+    from clgemm.tune import Evaluator
+    ev = Evaluator(queue, "2", 40, 24, 16, repeat=4)
+    plan = ev.compile({"TS": 8})
+    slow = ev.measure(plan, cutoff_ms=0.0)
+    assert slow["status"] == "ok" and slow["runs"] == 1
+    full = ev.measure(plan, cutoff_ms=1e9)
+    assert full["status"] == "ok" and full["runs"] == 4
+    assert ev.measure(plan)["runs"] == 4
+
+
+def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
+    from clgemm.tune import Evaluator
+    ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
+    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+    assert set(plan._knls) == {True}
+    assert ev.check_shape(plan) == (64, 96, 40)
+    assert ev.measure(plan)["status"] == "ok"
+    assert set(plan._knls) == {True}
