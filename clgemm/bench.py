@@ -25,9 +25,12 @@ from . import db, operands, timing, verify
 from . import device as devmod
 from .gemm import GemmPlan
 
-METHOD = ("host wall-clock around one call ending in a device synchronisation (queue.finish "
-          "or cuda synchronize), median of R calls after one warm-up call; fresh uniform[-1,1) "
-          "data; each contender's output checked against float64 on sampled rows")
+METHOD = ("device span of one call, median of R calls after one warm-up call: OpenCL "
+          "profiling timestamps of a marker enqueued before the call and one after it (CUDA "
+          "events for cuBLAS), so every kernel a library enqueues and the host-side gaps "
+          "between them count; host wall-clock to the device synchronisation is recorded beside "
+          "it (host_ms_*). Fresh uniform[-1,1) data; each contender's output checked against "
+          "float64 on sampled rows")
 DEFAULT_SIZES = (512, 1024, 2048, 4096, 8192)
 DEFAULT_SHAPES = ((4000, 4000, 4000), (8192, 8192, 256), (256, 8192, 8192), (4096, 1024, 4096),
                   (1, 4096, 4096), (4096, 4096, 1))
@@ -37,14 +40,54 @@ class Skipped(Exception):
     """A contender that cannot run here; the message says why."""
 
 
-def host_time(call: Callable[[], None], repeat: int) -> timing.Timing:
+class OpenCLSpan:
+    """Brackets a call with markers; their profiling timestamps give its device span."""
+
+    def __init__(self, queue: cl.CommandQueue):
+        self.queue = queue
+
+    def begin(self) -> None:
+        self.start = cl.enqueue_marker(self.queue)
+
+    def end(self) -> float | None:
+        stop = cl.enqueue_marker(self.queue)
+        self.queue.finish()
+        try:
+            ms = (stop.profile.end - self.start.profile.end) * 1e-6
+        except cl.Error:          # no profiling on markers here: host time only
+            return None
+        return ms if ms > 0 else None
+
+
+class CudaSpan:
+    def __init__(self, torch):
+        self.torch = torch
+
+    def begin(self) -> None:
+        self.start = self.torch.cuda.Event(enable_timing=True)
+        self.stop = self.torch.cuda.Event(enable_timing=True)
+        self.start.record()
+
+    def end(self) -> float | None:
+        self.stop.record()
+        self.torch.cuda.synchronize()
+        return self.start.elapsed_time(self.stop)
+
+
+def measure(call: Callable[[], None], span, repeat: int) -> tuple[timing.Timing | None, timing.Timing]:
+    """(device spans, host wall-clock) of `repeat` calls after one warm-up call. The device
+    spans are None where the platform cannot time markers."""
+    span.begin()
     call()
-    ms = []
+    span.end()
+    dev, host = [], []
     for _ in range(repeat):
         t0 = time.perf_counter()
+        span.begin()
         call()
-        ms.append((time.perf_counter() - t0) * 1e3)
-    return timing.Timing(tuple(ms))
+        dev.append(span.end())
+        host.append((time.perf_counter() - t0) * 1e3)
+    return (timing.Timing(tuple(dev)) if None not in dev else None), timing.Timing(tuple(host))
 
 
 class Problem:
@@ -71,9 +114,8 @@ def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
     cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
     plan.launch(am, bm, cm).wait()
     err = p.error(operands.rows_to_host(q, cm, p.rows))
-    t = host_time(lambda: (plan.launch(am, bm, cm), q.finish()), repeat)
     return {"contender": f"clgemm-{kernel}", "params": plan.params, "params_source": plan.source,
-            "timing": t, "rel_error": err}
+            "timing": measure(lambda: plan.launch(am, bm, cm), OpenCLSpan(q), repeat), "rel_error": err}
 
 
 class CLBlast:
@@ -131,7 +173,7 @@ class CLBlast:
         self.sgemm(m, n, k, am.buf, bm.buf, cm.buf)
         q.finish()
         err = p.error(operands.rows_to_host(q, cm, p.rows))
-        t = host_time(lambda: (self.sgemm(m, n, k, am.buf, bm.buf, cm.buf), q.finish()), repeat)
+        t = measure(lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf), OpenCLSpan(q), repeat)
         return {"contender": self.label, "timing": t, "rel_error": err}
 
 
@@ -147,11 +189,8 @@ def run_cublas(p: Problem, repeat: int) -> dict:
     out = torch.mm(x, y)
     err = p.error(out[torch.from_numpy(p.rows).cuda()].cpu().numpy())
 
-    def call():
-        torch.mm(x, y, out=out)
-        torch.cuda.synchronize()
-    return {"contender": "cublas", "timing": host_time(call, repeat), "rel_error": err,
-            "params": {"tf32": False}}
+    return {"contender": "cublas", "timing": measure(lambda: torch.mm(x, y, out=out), CudaSpan(torch), repeat),
+            "rel_error": err, "params": {"tf32": False}}
 
 
 def run_copy(p: Problem, repeat: int) -> dict:
@@ -162,8 +201,8 @@ def run_copy(p: Problem, repeat: int) -> dict:
     src = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(q, src, np.float32(1.5), 0, nbytes)
-    t = host_time(lambda: (cl.enqueue_copy(q, dst, src, byte_count=nbytes), q.finish()), repeat)
-    return {"contender": "copy", "timing": t, "gbps": timing.gbps(2 * nbytes, t.median)}
+    t = measure(lambda: cl.enqueue_copy(q, dst, src, byte_count=nbytes), OpenCLSpan(q), repeat)
+    return {"contender": "copy", "timing": t, "gbps": timing.gbps(2 * nbytes, (t[0] or t[1]).median)}
 
 
 # ------------------------------------------------------------------ the run
@@ -204,10 +243,13 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
             except Skipped as e:
                 row.update(status="skipped", reason=str(e))
             else:
-                t = r.pop("timing")
-                row.update(r, status="ok", ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat)
+                dev, host = r.pop("timing")
+                t = dev or host
+                row.update(r, status="ok", timing="events" if dev else "host", ms_median=t.median,
+                           ms_min=t.min, ms_max=t.max, host_ms_median=host.median, repeat=repeat)
                 if name != "copy":
                     row["gflops"] = timing.gflops(*shape, t.median)
+                    row["host_gflops"] = timing.gflops(*shape, host.median)
                     row["verified"] = bool(row["rel_error"] <= verify.tolerance(shape[2]))
                     if peak:
                         row["peak_pct"] = 100 * row["gflops"] / peak
@@ -250,7 +292,8 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
         {"device": info, "date": time.strftime("%Y-%m-%d"), "command": command, "method": METHOD,
          "rows": clean}, indent=1))
     cols = ["m", "n", "k", "contender", "status", "gflops", "peak_pct", "vs_cublas", "vs_clblast",
-            "ms_median", "ms_min", "ms_max", "gbps", "verified", "rel_error", "reason"]
+            "ms_median", "ms_min", "ms_max", "timing", "host_ms_median", "host_gflops", "gbps",
+            "verified", "rel_error", "reason"]
     with open(stem.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()

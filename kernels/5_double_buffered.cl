@@ -10,13 +10,20 @@
 // Parameters: TSM, TSN, TSK, WPTM, WPTN, WIDTH, PAD (as kernel 4).
 // Constraints: as kernel 4, with twice the local memory:
 // 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
-// Edges: any M, N, K >= 1, handled as in kernel 4.
+// Edges: any M, N, K >= 1, handled as in kernel 4; launches of whole tiles take the EXACT
+// build (no bounds checks on the tile loads).
 //
-// H200 (results/h200/README.md), TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0
-// (167 registers, no spills, 24.6 KB local): 41712 GFLOPS at 4096^3 and 43223 at 8192^3,
-// against kernel 4's 42002 and 41669 at its own best defaults: double buffering buys
-// little at large sizes, where enough work-groups per multiprocessor already hide the
-// load latency, and much at 1024^3 (29655 against 17309), where there are too few.
+// H200 (results/h200/README.md), profiling-event medians:
+// - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
+//   spills, 24.6 KB local) give 41.7 TFLOPS at 4096^3 with bounds checks and 44.1 without
+//   (EXACT, common.cl: +5.8%, the same at 8192^3); double buffering buys little at large
+//   sizes over kernel 4 (42.0), where enough work-groups per multiprocessor already hide
+//   the load latency, and much at 1024^3 (30.1 against 17.3), where there are too few.
+// - the exhaustive sweep of all 4088 valid points at 4096^3 (EXACT) found TSM=128 TSN=128
+//   TSK=8 WPTM=16 WPTN=8 WIDTH=4 PAD=1: 49.1 TFLOPS, 0.97x cuBLAS; the same point is the
+//   TPE tuner's best at 2048^3 (47.5). It ships in clgemm/tuned/nvidia-h200.json.
+// - EXACT is not a free win: for TSM=TSN=128 TSK=8 WPTM=WPTN=8 it cost 17% (43.9 -> 36.5),
+//   so the tuner always measures the build that the target shape will use.
 
 #ifndef TSM
 #define TSM 64

@@ -29,6 +29,7 @@ def test_bench_rows(queue):
             r = by[m, name]
             assert r["status"] == "ok" and r["verified"] and r["gflops"] > 0
             assert r["ms_min"] <= r["ms_median"] <= r["ms_max"]
+            assert r["timing"] == "events" and r["host_ms_median"] > 0 and r["host_gflops"] > 0
         assert by[m, "copy"]["gbps"] > 0
         cub = by[m, "cublas"]
         assert cub["status"] == "skipped" or cub["verified"]
@@ -58,7 +59,7 @@ def test_bench_cli_writes_results(tmp_path):
                                   "1x70x33,70x33x1", "--against", "none", "--repeat", "2",
                                   "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert "method: host wall-clock" in r.output
+    assert "method: device span of one call" in r.output
     files = sorted(p.suffix for p in tmp_path.glob("*/bench-*"))
     assert ".json" in files and ".csv" in files
     doc = json.loads(next(tmp_path.glob("*/bench-*.json")).read_text())
@@ -79,3 +80,31 @@ def test_bench_cli_writes_results(tmp_path):
 def test_bench_cli_errors(args, words):
     r = CliRunner().invoke(main, ["bench", *args])
     assert r.exit_code != 0 and words in r.output and "Traceback" not in r.output
+
+
+def test_device_span_falls_back_to_host_time():
+    """Where markers cannot be timed, the row says so and the host time stands in."""
+    class Blind:
+        def begin(self):
+            pass
+
+        def end(self):
+            return None
+    calls = []
+    dev, host = benchmod.measure(lambda: calls.append(1), Blind(), repeat=3)
+    assert dev is None and len(host.ms) == 3 and len(calls) == 4
+
+
+def test_device_span_brackets_every_kernel_of_a_call(queue):
+    """A call that enqueues two launches spans both: about twice one launch."""
+    import numpy as np
+    from clgemm import operands
+    from clgemm.gemm import GemmPlan
+    plan = GemmPlan(queue, "2", {"TS": 8})
+    a = operands.raw(queue, np.ones((96, 96), np.float32), 1)
+    c = operands.empty(queue, 96, 96, 96)
+    one, _ = benchmod.measure(lambda: plan.launch(a, a, c), benchmod.OpenCLSpan(queue), 7)
+    two, _ = benchmod.measure(lambda: (plan.launch(a, a, c), plan.launch(a, a, c)),
+                              benchmod.OpenCLSpan(queue), 7)
+    assert one is not None and two is not None
+    assert two.median > 1.3 * one.median
