@@ -14,10 +14,11 @@
 // moves per launch, all loaded before the first exchange to keep more loads in flight),
 // WIDE (1: a warp tile of 8 x 32, so that each load covers four whole 128-byte rows;
 // lanes i and i^1 then trade halves so that each store still fills whole sectors).
-// H200, 8192^2 (results/h200/transposes_k6-2026-12-02.json): 3539 GB/s counting reads
-// and writes at WARPS=1 TILES=4, 0.85x a device copy (4180 GB/s); the padded local-memory
-// transpose reached 0.93x. A variant whose lanes each wrote 32 contiguous bytes as two
-// 16-byte stores (a warp reading four whole 128-byte rows) fell to 0.48x: the two halves
+// H200, 8192^2, counting reads and writes, ratio to a device copy in the same run
+// (results/h200/transposes_k6-session2.json): WARPS=2 TILES=8 WIDE=1 (the defaults)
+// 3715 GB/s, 0.888x; WIDE=0 peaks at 0.847x (WARPS=1 TILES=4): the whole-row loads are
+// worth 5%. Still short of the padded local-memory transpose (0.93x). A variant whose
+// lanes each wrote 32 contiguous bytes as two 16-byte stores fell to 0.48x: the two halves
 // of each sector then come from different store instructions.
 // Constraints: 32*WARPS <= max work-group size.
 // Edges: any rows, cols >= 1. Tiles that reach past the matrix, or leading dimensions
@@ -28,13 +29,13 @@
 #include "shuffle.cl"
 
 #ifndef WARPS
-#define WARPS 1
+#define WARPS 2
 #endif
 #ifndef TILES
-#define TILES 4
+#define TILES 8
 #endif
 #ifndef WIDE
-#define WIDE 0
+#define WIDE 1
 #endif
 
 #define TROWS (8 * WARPS * TILES)   // input rows per work-group
