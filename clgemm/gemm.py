@@ -14,16 +14,25 @@ from .operands import Matrix, is_transposed, rounded
 from .transpose import TransposePlan
 
 
+TRANSPOSED_BY = ("transpose", "kernel")
+
+
 class GemmPlan:
     """A GEMM kernel with its parameters, checked against the device and compiled:
     the one object that `gemm()`, `clgemm run`, the tuner and the benchmark launch."""
 
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
-                 shape: tuple[int, int, int] | None = None):
+                 shape: tuple[int, int, int] | None = None, transposed_by: str = "transpose"):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
-        `params` overrides either. Without a kernel, the database's fastest is taken."""
+        `params` overrides either. Without a kernel, the database's fastest is taken.
+        `transposed_by` says how gemm() treats an operand stored transposed: "transpose"
+        copies it row-major with a device transpose first; "kernel" has a kernel that can
+        (kernels 5 and 6) read it as it lies."""
+        if transposed_by not in TRANSPOSED_BY:
+            raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
+                             f"not {transposed_by!r}")
         self.queue = queue
         tuned = db.lookup(queue.device, None if kernel is None else str(kernel), *shape) \
             if shape is not None else None
@@ -35,7 +44,8 @@ class GemmPlan:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
         self.kernel.check(self.params, queue.device)
-        self._knls: dict[bool, cl.Kernel] = {}
+        self.reads_transposed = transposed_by == "kernel" and self.kernel.layouts
+        self._knls: dict[tuple, cl.Kernel] = {}
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
         self.compiled(*(shape or (1, 1, 1)))
@@ -44,23 +54,30 @@ class GemmPlan:
         """Whether a launch at (m, n, k) uses the build without bounds checks."""
         return self.kernel.exact and self.kernel.divides(self.params, m, n, k)
 
-    def compiled(self, m: int, n: int, k: int) -> cl.Kernel:
-        """The kernel for a launch at (m, n, k), built on first use."""
-        exact = self.exact(m, n, k)
-        if exact not in self._knls:
-            prg = build.program(self.queue.context, self.kernel, self.params,
-                                ("-DEXACT",) if exact else ())
-            self._knls[exact] = cl.Kernel(prg, "gemm")
-        return self._knls[exact]
+    def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
+                 b_nmajor: bool = False) -> cl.Kernel:
+        """The kernel for a launch at (m, n, k) with these operand layouts, built on first use."""
+        key = (self.exact(m, n, k), a_kmajor, b_nmajor)
+        if key not in self._knls:
+            if (a_kmajor or b_nmajor) and not self.kernel.layouts:
+                raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
+                                 f"operands only")
+            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR"), key) if on]
+            prg = build.program(self.queue.context, self.kernel, self.params, tuple(opts))
+            self._knls[key] = cl.Kernel(prg, "gemm")
+        return self._knls[key]
 
     def launch(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
-               wait_for=None) -> cl.Event:
-        """c = alpha * a @ b + beta * c on row-major device matrices."""
-        m, k, n = a.rows, a.cols, b.cols
+               wait_for=None, a_kmajor: bool = False, b_nmajor: bool = False) -> cl.Event:
+        """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices, where op(a) is
+        a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`."""
+        m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
+        n = b.rows if b_nmajor else b.cols
         g = self.kernel.geometry.global_size(self.params, m, n)
-        return self.compiled(m, n, k)(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
-                         np.float32(alpha), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
-                         np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
+        knl = self.compiled(m, n, k, a_kmajor, b_nmajor)
+        return knl(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
+                   np.float32(alpha), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
+                   np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
 
 
 @dataclass
@@ -79,7 +96,7 @@ class Prepared:
 
 def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
          trans_a: bool = False, trans_b: bool = False, kernel: object = None,
-         params: Mapping[str, object] | None = None):
+         params: Mapping[str, object] | None = None, transposed_by: str = "transpose"):
     """C = alpha * op(A) @ op(B) + beta * C in float32.
 
     numpy inputs give a numpy result; if any input is a pyopencl Array the result is an
@@ -87,7 +104,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     is written into it (in place for Arrays) and `c` is returned; beta == 0 never reads c.
     Fortran-ordered operands are used as they lie in memory: when both are, the kernel
     computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
-    device, so no extra host copy is made.
+    device, so no extra host copy is made. With transposed_by="kernel", kernels 5 and 6
+    read transposed operands as they lie instead of after a device transpose.
     """
     operands.check(a, "a", queue)
     operands.check(b, "b", queue)
@@ -98,7 +116,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
                                             for v in (a, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
-    plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]))
+    plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]),
+                    transposed_by=transposed_by)
     prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
     prep.launch()
     if c is None:
@@ -120,11 +139,15 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
         raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
 
     # Multiply either X=op(A), Y=op(B) into C, or X=op(B)^T, Y=op(A)^T into C^T: whichever
-    # needs fewer operands re-laid out (a Fortran-ordered matrix is its transpose row-major).
+    # needs fewer matrices re-laid out (a Fortran-ordered matrix is its transpose row-major).
+    # A kernel that reads transposed operands as they lie only needs C the right way round.
     c_needed = c is not None and beta != 0.0
-    direct = is_transposed(opa) + is_transposed(opb) + (c_needed and is_transposed(c))
-    swapped = (not is_transposed(opa)) + (not is_transposed(opb)) + (c_needed and not is_transposed(c))
-    swap = swapped < direct
+    if plan.reads_transposed:
+        swap = c is not None and is_transposed(c)
+    else:
+        direct = is_transposed(opa) + is_transposed(opb) + (c_needed and is_transposed(c))
+        swapped = (not is_transposed(opa)) + (not is_transposed(opb)) + (c_needed and not is_transposed(c))
+        swap = swapped < direct
     x, y = (opb.T, opa.T) if swap else (opa, opb)
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
@@ -134,18 +157,24 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     # every matrix, plus the copy a transposed one is read into first
     operands.check_fits(queue.device, [shape for _, shape in mats] +
                         [shape for v, shape in mats if v is not None and is_transposed(v)])
-    needs_t = any(v is not None and is_transposed(v) for v, _ in mats)
+    needs_t = any(v is not None and is_transposed(v) for v, _ in mats[2 if plan.reads_transposed else 0:])
     tplan = TransposePlan(queue) if needs_t else None
     steps: list[Callable[[], cl.Event]] = []
-    xm = _row_major(queue, x, al, tplan, steps)
-    ym = _row_major(queue, y, al, tplan, steps)
+    if plan.reads_transposed:       # as they lie: the memory of a transposed one is x.T
+        ta, tb = is_transposed(x), is_transposed(y)
+        xm, ym = operands.raw(queue, x, al), operands.raw(queue, y, al)
+    else:
+        ta = tb = False
+        xm = _row_major(queue, x, al, tplan, steps)
+        ym = _row_major(queue, y, al, tplan, steps)
     if c_needed:
         cm = _row_major(queue, target, al, tplan, steps)
     elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
         cm = Matrix(target.base_data, rows, cols, cols)      # write straight into c
     else:
         cm = operands.empty(queue, rows, cols, rounded(cols, al))
-    steps.append(lambda: plan.launch(xm, ym, cm, alpha, beta if c_needed else 0.0))
+    steps.append(lambda: plan.launch(xm, ym, cm, alpha, beta if c_needed else 0.0,
+                                     a_kmajor=ta, b_nmajor=tb))
     return Prepared(steps, cm, swap, target, tplan)
 
 

@@ -63,6 +63,8 @@ class Kernel:
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
+    # reads A stored K x M (-DA_KMAJOR) and B stored N x K (-DB_NMAJOR) as they lie
+    layouts: bool = False
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -279,7 +281,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True,
+    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, layouts=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -288,7 +290,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True,
+    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True, layouts=True,
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

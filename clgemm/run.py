@@ -33,14 +33,14 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              params: Mapping[str, object] | None = None, repeat: int | None = None,
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
              trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
-             plan: GemmPlan | None = None) -> dict:
+             plan: GemmPlan | None = None, transposed_by: str = "transpose") -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
     lays it out (transposes of operands included in the timed launches).
 
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
     (the kernels are deterministic; a difference means a race)."""
-    plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k))
+    plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by)
     rng = np.random.default_rng(seed)
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
@@ -74,6 +74,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
         params_source=plan.source,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+        transposed_by="kernel" if plan.reads_transposed else "transpose",
         launches=len(prep.steps), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,
         gflops=timing.gflops(m, n, k, t.median),

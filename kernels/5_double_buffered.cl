@@ -12,6 +12,10 @@
 // 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
 // Edges: any M, N, K >= 1, handled as in kernel 4; launches of whole tiles take the EXACT
 // build (no bounds checks on the tile loads).
+// Layouts (build options the host sets, not tuning parameters): A_KMAJOR reads A stored
+// K x M and B_NMAJOR reads B stored N x K as they lie, for gemm(transposed_by="kernel");
+// a tile whose rows run along k is then stored straight, the other one transposed.
+// Not yet measured on the H200 against the device transposes (1.1% at 4096^3).
 //
 // H200 (results/h200/README.md), profiling-event medians:
 // - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
@@ -69,6 +73,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // Leading dimensions and extents counted in vectors.
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
     const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
+    const int Mv = (M + WIDTH - 1) / WIDTH;
 
     __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
     __local floatW Bsub[2][TSK][TSN / WIDTH];
@@ -82,34 +87,52 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // The vectors this work-item moves per tile, staged in registers.
     floatW ra[LPTA], rb[LPTB];
 
-    // Global -> registers for the tile starting at depth t (same indexing as kernel 4).
-    #define LOAD_TILE(t)                                                              \
-        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
-            const int e = tid + l * NT;                                               \
-            const int r = e / (TSK / WIDTH), kv = (t) / WIDTH + e % (TSK / WIDTH);   \
-            ra[l] = INSIDE(m0 + r < M && kv < Kv) ? A[(m0 + r) * ldav + kv] : (floatW)(0.0f); \
-        }                                                                             \
-        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
-            const int e = tid + l * NT;                                               \
-            const int r = e / (TSN / WIDTH), nv = n0 / WIDTH + e % (TSN / WIDTH);    \
-            rb[l] = INSIDE((t) + r < K && nv < Nv) ? B[((t) + r) * ldbv + nv] : (floatW)(0.0f); \
+    // Global -> registers: COUNT vectors of a block of rows of `src`, rows row0.., vector
+    // columns col0v.. (COLSV vectors per row), work-item tid taking every NT-th vector;
+    // out-of-range vectors read as zero (INSIDE, common.cl).
+    #define LOAD_ROWS(dst, src, ldv, row0, rows, col0v, colsv, COLSV, COUNT)           \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            const int r = e / (COLSV), cv = (col0v) + e % (COLSV);                      \
+            dst[l] = INSIDE((row0) + r < (rows) && cv < (colsv))                        \
+                     ? src[((row0) + r) * (ldv) + cv] : (floatW)(0.0f);                 \
+        }
+    // Registers -> a k-major local tile: rows that run along k are stored as they are...
+    #define STORE_ROWS(sub, src, COLSV, COUNT)                                          \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            sub[e / (COLSV)][e % (COLSV)] = src[l];                                     \
+        }
+    // ...and rows that run along m (or n) are transposed: float w of vector c of row r
+    // is element r of k-row c*WIDTH + w.
+    #define STORE_TRANSPOSED(sub, src, COLSV, COUNT)                                    \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            const int r = e / (COLSV), c = e % (COLSV);                                 \
+            float s[WIDTH];                                                             \
+            UNPACK(src[l], s, 0);                                                       \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
+                ((__local float*)&sub[c * WIDTH + w][r / WIDTH])[r % WIDTH] = s[w];     \
         }
 
-    // Registers -> local buffer `buf`, A transposed.
-    #define STORE_TILE(buf)                                                           \
-        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                           \
-            const int e = tid + l * NT;                                               \
-            const int r = e / (TSK / WIDTH), c = e % (TSK / WIDTH);                  \
-            float s[WIDTH];                                                           \
-            UNPACK(ra[l], s, 0);                                                      \
-            /* float w of vector r/WIDTH of k-row c*WIDTH + w: element r of that row */ \
-            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                        \
-                ((__local float*)&Asub[buf][c * WIDTH + w][r / WIDTH])[r % WIDTH] = s[w]; \
-        }                                                                             \
-        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                           \
-            const int e = tid + l * NT;                                               \
-            Bsub[buf][e / (TSN / WIDTH)][e % (TSN / WIDTH)] = rb[l];                  \
-        }
+    // The tile starting at depth t. A is M x K (rows along m) unless the host built this
+    // with A_KMAJOR (A given as K x M, lda >= M); B is K x N unless B_NMAJOR (N x K).
+#ifndef A_KMAJOR
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, m0, M, (t) / WIDTH, Kv, TSK / WIDTH, LPTA)
+    #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
+#else
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), K, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)
+    #define STORE_A(buf) STORE_ROWS(Asub[buf], ra, TSM / WIDTH, LPTA)
+#endif
+#ifndef B_NMAJOR
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), K, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
+    #define STORE_B(buf) STORE_ROWS(Bsub[buf], rb, TSN / WIDTH, LPTB)
+#else
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, n0, N, (t) / WIDTH, Kv, TSK / WIDTH, LPTB)
+    #define STORE_B(buf) STORE_TRANSPOSED(Bsub[buf], rb, TSK / WIDTH, LPTB)
+#endif
+    #define LOAD_TILE(t) LOAD_A(t) LOAD_B(t)
+    #define STORE_TILE(buf) STORE_A(buf) STORE_B(buf)
 
     LOAD_TILE(0);
     STORE_TILE(0);

@@ -55,12 +55,14 @@ def main():
         print(f"k5 vs k6 {p}: " + "  ".join(
             f"k{key} {row[key]['gflops']:.0f}" if row[key] else f"k{key} invalid" for key in ("5", "6")),
             flush=True)
-    # transposed operands: gemm() lays them out (device transposes or the C^T identity)
+    # transposed operands: device transposes (or the C^T identity) against kernel 5 reading
+    # them as they lie (A_KMAJOR / B_NMAJOR builds), interleaved per combination
     for ta, tb in itertools.product((False, True), repeat=2):
-        r = run_gemm(q, g, g, g, kernel="5", trans_a=ta, trans_b=tb, repeat=10)
-        out["trans_ops"].append(r)
-        print(f"trans_a={ta} trans_b={tb}: {r['gflops']:.0f} GFLOPS, {r['launches']} launches, "
-              f"ok={r['verified']}", flush=True)
+        for by in ("transpose", "kernel"):
+            r = run_gemm(q, g, g, g, kernel="5", trans_a=ta, trans_b=tb, repeat=10, transposed_by=by)
+            out["trans_ops"].append(r)
+            print(f"trans_a={ta} trans_b={tb} by {by}: {r['gflops']:.0f} GFLOPS, "
+                  f"{r['launches']} launches, ok={r['verified']}", flush=True)
     Path(a.out).write_text(json.dumps(out, indent=1))
 
 

@@ -2,7 +2,8 @@
 
     python3 scripts/tune_batch.py --job 5:2048:random:300:60 --job 5:4096:grid:0:330 \
         --out tune_summary.json
-Each job is KERNEL:SIZE:STRATEGY:BUDGET:TIME_LIMIT (BUDGET 0 = the whole space).
+Each job is KERNEL:SIZE:STRATEGY:BUDGET:TIME_LIMIT (BUDGET 0 = the whole space); SIZE is
+S for S^3 or MxNxK.
 Logs and the database go under $CLGEMM_HOME as `clgemm tune` writes them.
 """
 
@@ -29,13 +30,13 @@ def main():
            "command": " ".join(sys.argv), "jobs": []}
     for job in a.job:
         kernel, size, strategy, budget, limit = job.split(":")
-        s = int(size)
-        res = tune(kernel, s, s, s, strategy=strategy, budget=int(budget) or None,
+        m, n, k = (int(d) for d in size.split("x")) if "x" in size else (int(size),) * 3
+        res = tune(kernel, m, n, k, strategy=strategy, budget=int(budget) or None,
                    time_limit=float(limit) or None, workers=a.workers)
         summ = res.summary()
         out["jobs"].append(summ)
         b = summ["best"]
-        print(f"kernel {kernel} {s}^3 {strategy}: {len(res.records)} evaluated "
+        print(f"kernel {kernel} {m}x{n}x{k} {strategy}: {len(res.records)} evaluated "
               f"({summ['evaluated_now']} now, {summ['configs_per_second']}/s over "
               f"{summ['seconds']} s) of {summ['valid']} valid / {summ['raw']} raw; "
               f"{summ['status_counts']}; best {b['gflops']:.0f} GFLOPS {b['params']}", flush=True)

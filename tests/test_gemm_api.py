@@ -8,6 +8,8 @@ import pytest
 
 import clgemm
 from clgemm import build, device, verify
+from clgemm.gemm import GemmPlan
+from clgemm.transpose import TransposePlan
 
 P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
 
@@ -60,13 +62,45 @@ def test_array_result_stays_on_device(queue, rng, monkeypatch):
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 @pytest.mark.parametrize("order", "CF")
-def test_transposed_operands(queue, rng, trans_a, trans_b, order):
+@pytest.mark.parametrize("by", ["transpose", "kernel"])
+def test_transposed_operands(queue, rng, trans_a, trans_b, order, by, monkeypatch):
     m, n, k = 19, 37, 11
     a = rand(rng, *((k, m) if trans_a else (m, k)), order=order)
     b = rand(rng, *((n, k) if trans_b else (k, n)), order=order)
-    c = clgemm.gemm(queue, a, b, trans_a=trans_a, trans_b=trans_b, kernel="5", params=P5)
+    launches = []
+    monkeypatch.setattr(GemmPlan, "launch", spy(GemmPlan.launch, launches))
+    monkeypatch.setattr(TransposePlan, "launch", spy(TransposePlan.launch, launches))
+    c = clgemm.gemm(queue, a, b, trans_a=trans_a, trans_b=trans_b, kernel="5", params=P5,
+                    transposed_by=by)
     ref = verify.reference(a.T if trans_a else a, b.T if trans_b else b)
     assert close(c, ref, k)
+    if by == "kernel":      # operands read as they lie: one launch, no transposes
+        assert launches == ["GemmPlan"]
+
+
+def spy(method, log):
+    def wrapper(self, *args, **kwargs):
+        log.append(type(self).__name__)
+        return method(self, *args, **kwargs)
+    return wrapper
+
+
+@pytest.mark.parametrize("ta,tb", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape", [(64, 128, 48), (37, 53, 29), (1, 70, 33), (70, 1, 5)])
+def test_kernel_reads_transposed_operands(queue, rng, ta, tb, shape):
+    """The A_KMAJOR / B_NMAJOR builds of kernels 5 and 6, whole tiles (EXACT) and partial."""
+    m, n, k = shape
+    for kernel, params in (("5", P5), ("6", dict(P5, WIDTH=2, WPTN=4, WPTM=4))):
+        a = rand(rng, *((k, m) if ta else (m, k)))
+        b = rand(rng, *((n, k) if tb else (k, n)))
+        c = clgemm.gemm(queue, a, b, trans_a=ta, trans_b=tb, kernel=kernel, params=params,
+                        transposed_by="kernel")
+        assert close(c, verify.reference(a.T if ta else a, b.T if tb else b), k)
+
+
+def test_transposed_by_is_checked(queue, rng):
+    with pytest.raises(ValueError, match="transposed_by must be one of"):
+        clgemm.gemm(queue, rand(rng, 4, 4), rand(rng, 4, 4), transposed_by="magic")
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (0.0, 1.0), (-1.5, 0.5), (2.0, -1.0), (0.0, 0.0)])
@@ -223,8 +257,8 @@ from hypothesis import strategies as st  # noqa: E402
 @given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40),
        ta=st.booleans(), tb=st.booleans(), orders=st.sampled_from(["CCC", "FCF", "CFC", "FFF", "FFC"]),
        with_c=st.booleans(), beta=st.sampled_from([0.0, 1.0, -0.5]), as_array=st.booleans(),
-       kernel=st.sampled_from(["3", "5", "6"]))
-def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel):
+       kernel=st.sampled_from(["3", "5", "6"]), by=st.sampled_from(["transpose", "kernel"]))
+def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel, by):
     rng = np.random.default_rng()
     a = rand(rng, *((k, m) if ta else (m, k)), order=orders[0])
     b = rand(rng, *((n, k) if tb else (k, n)), order=orders[1])
@@ -234,7 +268,7 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
               "5": P5, "6": dict(P5, WIDTH=2, WPTN=4, WPTM=4)}[kernel]
     c = put(c0) if with_c else None
     out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
-                      kernel=kernel, params=params)
+                      kernel=kernel, params=params, transposed_by=by)
     got = out.get() if as_array else out
     ref = verify.reference(a.T if ta else a, b.T if tb else b, 1.5, beta if with_c else 0.0, c0)
     assert got.shape == (m, n)

@@ -28,13 +28,17 @@ RUNNER = textwrap.dedent("""
     from clgemm import device, verify
     q = device.queue(device.select("oclgrind"))
     rng = np.random.default_rng()
-    for kind, kernel, params, shape in json.loads(sys.argv[1]):
-        print(f"=== {kind} {kernel} {params} {shape}", file=sys.stderr, flush=True)
+    for kind, kernel, params, shape, *trans in json.loads(sys.argv[1]):
+        print(f"=== {kind} {kernel} {params} {shape} {trans}", file=sys.stderr, flush=True)
         if kind == "gemm":
             m, n, k = shape
-            a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
-            out = clgemm.gemm(q, a, b, kernel=kernel, params=params)
-            ok = verify.rel_error(out, verify.reference(a, b)) <= verify.tolerance(k)
+            ta, tb = trans[0] if trans else (False, False)   # given: read as they lie
+            a = verify.random_matrix(rng, *((k, m) if ta else (m, k)))
+            b = verify.random_matrix(rng, *((n, k) if tb else (k, n)))
+            out = clgemm.gemm(q, a, b, kernel=kernel, params=params, trans_a=ta, trans_b=tb,
+                              transposed_by="kernel" if trans else "transpose")
+            ref = verify.reference(a.T if ta else a, b.T if tb else b)
+            ok = verify.rel_error(out, ref) <= verify.tolerance(k)
         else:
             a = verify.random_matrix(rng, *shape)
             ok = np.array_equal(clgemm.transpose(q, a, kernel=kernel, params=params), a.T)
@@ -61,8 +65,12 @@ TRANSPOSE_SHAPES = [(37, 53), (130, 7)]
 
 @pytest.mark.parametrize("key", list(kernels.GEMM))
 def test_gemm_kernel_is_clean(key):
-    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kernels.get(key).exact else [])
+    kern = kernels.get(key)
+    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else [])
     cases = [("gemm", key, p, s) for p in (None, *SMALL[key]) for s in shapes]
+    if kern.layouts:        # the builds that read A as K x M and B as N x K
+        cases += [("gemm", key, p, s, (True, True)) for p in SMALL[key]
+                  for s in (GEMM_SHAPES[0], EXACT_SHAPE)]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
