@@ -83,3 +83,13 @@ def test_run_errors_are_clear(args, words):
     assert r.exit_code != 0
     assert words in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("by,launches", [("transpose", 2), ("kernel", 1)])
+def test_run_transposed_operand_either_way(by, launches):
+    r = invoke("run", "--kernel", "5", "--m", "40", "--n", "36", "--k", "20", "--trans-b",
+               "--transposed-by", by, "--json", "--param", "TSM=32", "--param", "TSN=32",
+               "--param", "WPTM=4", "--param", "WPTN=4")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verified"] and out["transposed_by"] == by and out["launches"] == launches
