@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import device as devmod
-from . import kernels
+from . import db, kernels
 
 _DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
                        help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
@@ -173,8 +173,11 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 @click.option("--fresh", is_flag=True, help="start over (the old log is kept, renamed)")
 @_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--export-t4", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="also write every evaluation of this (device, kernel, shape) in the T4 "
+                   "results format (Kernel Tuner, KTT, BAT)")
 def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, timeout, seed,
-         fresh, device_spec, as_json) -> None:
+         fresh, device_spec, as_json, export_t4) -> None:
     """Search a kernel's parameter space on this device; the winner goes into the tuning
     database that gemm() and `clgemm run` use."""
     from rich.console import Console
@@ -204,6 +207,11 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     summary = res.summary()
+    if export_t4:
+        doc = db.to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": kernel.key,
+                                     "kernel_name": kernel.name, "m": m, "n": n, "k": k,
+                                     "log": res.log})
+        db.write_atomic(Path(export_t4), doc)
     if as_json:
         click.echo(json.dumps(summary))
         return

@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -111,6 +111,36 @@ def append_log(path: Path, record: Mapping) -> None:
         f.write(line.encode())
         f.flush()
         os.fsync(f.fileno())
+
+
+_T4_INVALIDITY = {"ok": "correct", "wrong": "correctness", "rejected": "constraints",
+                  "compile_error": "compile", "launch_error": "runtime", "crashed": "runtime",
+                  "timeout": "timeout"}
+
+
+def to_t4(records: Iterable[Mapping], metadata: Mapping) -> dict:
+    """Log records in the T4 results format that Kernel Tuner, KTT and BAT read: one result
+    per configuration, times in milliseconds, the objective being the median time."""
+    results = []
+    for r in records:
+        ok = r["status"] == "ok"
+        times = {}
+        if "compile_s" in r:
+            times["compilation_time"] = 1e3 * r["compile_s"]
+        if r.get("ms"):                  # logs before 2026-12-02's second session lack them
+            times["runtimes"] = list(r["ms"])
+        out = {"configuration": dict(r["params"]), "objectives": ["time"],
+               "invalidity": _T4_INVALIDITY[r["status"]], "correctness": 1 if ok else 0,
+               "times": times,
+               "measurements": ([{"name": "time", "value": r["ms_median"], "unit": "ms"},
+                                 {"name": "GFLOP/s", "value": r["gflops"], "unit": "GFLOP/s"}]
+                                if ok else [])}
+        if "at" in r:
+            out["timestamp"] = r["at"]
+        if not ok and r.get("error"):
+            out["error"] = r["error"]
+        results.append(out)
+    return {"schema_version": "1.0.0", "metadata": dict(metadata), "results": results}
 
 
 def write_atomic(path: Path, data: object) -> None:

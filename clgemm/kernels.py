@@ -327,7 +327,7 @@ _register(Kernel(
     key="shuffle", name="shuffle", source="transpose_shuffle.cl", kind="transpose", shuffle=True,
     technique="4x4 blocks exchanged by shuffle in registers; 16-byte loads and stores",
     params=(Param("WARPS", 2, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
-            Param("TILES", 8, (1, 2, 4, 8), "8-row tiles each warp moves"),
+            Param("TILES", 8, (1, 2, 4, 8, 16), "8-row tiles each warp moves"),
             Param("WIDE", 1, (0, 1), "32-column warp tiles: whole-row loads, one more exchange")),
     geometry=Geometry(tile=lambda p: (8 * p["WARPS"] * p["TILES"], 16 << p["WIDE"]),
                       local=lambda p: (32, p["WARPS"]),

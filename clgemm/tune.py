@@ -82,7 +82,7 @@ class Evaluator:
             return {"status": "wrong", "rel_error": _finite(err_t), "checked": "target shape"}
         m, n, k = self.shape
         return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
-                "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms),
+                "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
                 "gflops": timing.gflops(m, n, k, t.median)}
 
     def _check_fresh(self, plan, shape: tuple[int, int, int]) -> float:
@@ -361,7 +361,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     def finish(wid: int, rec: dict) -> None:
         nonlocal evaluated, new, best
         _, params = slots[wid].task
-        rec = {"params": params, **rec}
+        rec = {"params": params, **rec, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         db.append_log(path, rec)
         records.append(rec)
         evaluated += 1

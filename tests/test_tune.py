@@ -248,7 +248,30 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.tune import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    assert set(plan._knls) == {True}
+    exact_only = {(True, False, False)}     # (EXACT, A_KMAJOR, B_NMAJOR) builds made
+    assert set(plan._knls) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
-    assert set(plan._knls) == {True}
+    assert set(plan._knls) == exact_only
+
+
+def test_export_t4(tmp_path):
+    """Every evaluation, failures included, in the T4 results format."""
+    out = tmp_path / "t4.json"
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
+                                  "--repeat", "3", "--json", "--export-t4", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == "1.0.0" and doc["metadata"]["kernel"] == "2"
+    assert sorted(x["configuration"]["TS"] for x in doc["results"]) == [4, 8, 16, 32]
+    for x in doc["results"]:
+        assert x["invalidity"] == "correct" and x["correctness"] == 1 and x["objectives"] == ["time"]
+        runs = x["times"]["runtimes"]     # 1 where the slow-configuration cutoff applied
+        assert len(runs) in (1, 3) and x["times"]["compilation_time"] > 0
+        time_ms = next(m for m in x["measurements"] if m["name"] == "time")
+        assert time_ms["unit"] == "ms" and time_ms["value"] == sorted(runs)[len(runs) // 2]
+        assert "timestamp" in x
+    failed = db.to_t4([{"params": {"TS": 8}, "status": "crashed", "error": "died"},
+                       {"params": {"TS": 4}, "status": "wrong", "rel_error": 1.0}], {})
+    assert [x["invalidity"] for x in failed["results"]] == ["runtime", "correctness"]
+    assert all(x["correctness"] == 0 and x["measurements"] == [] for x in failed["results"])
