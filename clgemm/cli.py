@@ -108,10 +108,13 @@ def devices(device_spec) -> None:
 @click.option("--transposed-by", type=click.Choice(["transpose", "kernel"]), default="transpose",
               show_default=True, help="a transposed operand is copied row-major by a device "
               "transpose first, or read as it lies by the kernel (kernels 5 and 6)")
+@click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="copy a shape that is not a whole number of tiles into zero-padded buffers "
+                   "to run the build without bounds checks (kernels 5 and 6)")
 @click.option("--no-check", is_flag=True, help="skip verification against float64")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a, trans_b,
-        transposed_by, no_check, as_json) -> None:
+        transposed_by, pad, no_check, as_json) -> None:
     """Time one GEMM, C = alpha*op(A)*op(B) + beta*C, with profiling events and verify it
     against float64 numpy."""
     from .run import run_gemm
@@ -120,11 +123,11 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     try:
         r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
                      check=not no_check, alpha=alpha, beta=beta, trans_a=trans_a,
-                     trans_b=trans_b, transposed_by=transposed_by)
+                     trans_b=trans_b, transposed_by=transposed_by, pad=pad)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
-            "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
+            "padded", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:
         click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))

@@ -93,3 +93,12 @@ def test_run_transposed_operand_either_way(by, launches):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["verified"] and out["transposed_by"] == by and out["launches"] == launches
+
+
+def test_run_pad_yes_reports_padding():
+    r = invoke("run", "--kernel", "5", "--m", "37", "--n", "53", "--k", "29", "--pad", "yes",
+               "--json", "--param", "TSM=32", "--param", "TSN=32", "--param", "WPTM=4",
+               "--param", "WPTN=4")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verified"] and out["padded"] and out["launches"] == 4   # 2 copies in, GEMM, 1 out

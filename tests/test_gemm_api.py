@@ -275,3 +275,39 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
     assert close(got, ref, k)
     if with_c:
         assert out is c
+
+
+def test_pad_rule(queue):
+    """Auto-padding only where it wastes little and the launch is large; never for kernels
+    without an EXACT build, nor for shapes that are whole tiles already."""
+    plan = GemmPlan(queue, "5", P5)
+    assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
+    assert not plan.pads(4000, 4000, 4000)             # whole 32x32x8 tiles already
+    assert not plan.pads(37, 53, 29)                   # too small to pay for the copies
+    assert not plan.pads(1, 4096, 4096)                # 32x the work
+    assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
+    assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
+    assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes").pads(37, 53, 29)
+    with pytest.raises(ValueError, match="pad must be one of"):
+        GemmPlan(queue, "5", P5, pad="always")
+
+
+@pytest.mark.parametrize("by", ["transpose", "kernel"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb):
+    """pad="yes": operands (and C, with beta) copied into zero-padded whole tiles, the EXACT
+    build launched there, C copied back; odd shapes, both operand layouts, beta != 0."""
+    from clgemm.gemm import prepare
+    m, n, k = 37, 53, 29
+    a = rand(rng, *((k, m) if ta else (m, k)))
+    b = rand(rng, *((n, k) if tb else (k, n)))
+    c0 = rand(rng, m, n)
+    opa, opb = (a.T if ta else a), (b.T if tb else b)
+    plan = GemmPlan(queue, "5", P5, transposed_by=by, pad="yes")
+    c = c0.copy()
+    prep = prepare(plan, opa, opb, c, 1.5, -0.5)
+    prep.launch()
+    from clgemm.gemm import _write_back
+    _write_back(queue, prep.out, prep.target, prep.tplan)
+    assert close(c, verify.reference(opa, opb, 1.5, -0.5, c0), k)
+    assert any(key[0] for key in plan._knls)           # the EXACT build ran
