@@ -108,7 +108,7 @@ def devices(device_spec) -> None:
 @click.option("--transposed-by", type=click.Choice(["transpose", "kernel"]), default="transpose",
               show_default=True, help="a transposed operand is copied row-major by a device "
               "transpose first, or read as it lies by the kernel (kernels 5 and 6)")
-@click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+@click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="no", show_default=True,
               help="copy a shape that is not a whole number of tiles into zero-padded buffers "
                    "to run the build without bounds checks (kernels 5 and 6)")
 @click.option("--no-check", is_flag=True, help="skip verification against float64")

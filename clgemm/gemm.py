@@ -27,7 +27,7 @@ class GemmPlan:
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
                  shape: tuple[int, int, int] | None = None, transposed_by: str = "transpose",
-                 pad: str = "auto"):
+                 pad: str = "no"):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
         `params` overrides either. Without a kernel, the database's fastest is taken.

@@ -34,7 +34,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
              trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
              plan: GemmPlan | None = None, transposed_by: str = "transpose",
-             pad: str = "auto") -> dict:
+             pad: str = "no") -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
     lays it out (transposes of operands included in the timed launches).
 

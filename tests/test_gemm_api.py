@@ -280,7 +280,8 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
 def test_pad_rule(queue):
     """Auto-padding only where it wastes little and the launch is large; never for kernels
     without an EXACT build, nor for shapes that are whole tiles already."""
-    plan = GemmPlan(queue, "5", P5)
+    assert not GemmPlan(queue, "5", P5).pads(4001, 4001, 4001)   # off by default
+    plan = GemmPlan(queue, "5", P5, pad="auto")
     assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
     assert not plan.pads(4000, 4000, 4000)             # whole 32x32x8 tiles already
     assert not plan.pads(37, 53, 29)                   # too small to pay for the copies
