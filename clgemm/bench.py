@@ -60,6 +60,8 @@ class OpenCLSpan:
 
 
 class CudaSpan:
+    """The same for cuBLAS: CUDA events recorded on the stream before and after the call."""
+
     def __init__(self, torch):
         self.torch = torch
 
