@@ -1,10 +1,11 @@
 """`clgemm bench`: clgemm's kernels against CLBlast and cuBLAS, in one process and run.
 
-Every contender is timed the same way: host wall-clock around one call that ends in a
-device synchronisation, median of R calls after a warm-up. That counts everything a
-library enqueues for one product (CLBlast's padding and transpose kernels, for one) and
-the launch overhead, the same for all. Every contender's output is checked against a
-float64 reference, so a wrong fast result cannot win.
+Every contender is timed the same way (METHOD): the device span of one call, between
+markers (CUDA events for cuBLAS) around it, median of R calls after a warm-up. That counts
+everything a library enqueues for one product (CLBlast's padding and transpose kernels,
+for one) and the gaps between them, the same for all; host wall-clock is recorded beside
+it. Every contender's output is checked against a float64 reference, so a wrong fast
+result cannot win.
 """
 
 from __future__ import annotations
@@ -190,7 +191,6 @@ def run_cublas(p: Problem, repeat: int) -> dict:
     x, y = torch.from_numpy(p.a).cuda(), torch.from_numpy(p.b).cuda()
     out = torch.mm(x, y)
     err = p.error(out[torch.from_numpy(p.rows).cuda()].cpu().numpy())
-
     return {"contender": "cublas", "timing": measure(lambda: torch.mm(x, y, out=out), CudaSpan(torch), repeat),
             "rel_error": err, "params": {"tf32": False}}
 
@@ -289,17 +289,16 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
     out = Path(out_dir) / db.slug(info["name"])
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"bench-{time.strftime('%Y-%m-%d')}"
-    clean = rows
     stem.with_suffix(".json").write_text(json.dumps(
         {"device": info, "date": time.strftime("%Y-%m-%d"), "command": command, "method": METHOD,
-         "rows": clean}, indent=1))
+         "rows": rows}, indent=1))
     cols = ["m", "n", "k", "contender", "status", "gflops", "peak_pct", "vs_cublas", "vs_clblast",
             "ms_median", "ms_min", "ms_max", "timing", "host_ms_median", "host_gflops", "gbps",
             "verified", "rel_error", "reason"]
     with open(stem.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        w.writerows(clean)
+        w.writerows(rows)
     paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
     png = _plot(rows, stem.with_suffix(".png"), info["name"])
     return paths + ([png] if png else [])

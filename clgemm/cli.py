@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -189,6 +190,11 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
 
     from .tune import tune as run_tune
     _queue(device_spec)   # a clear error for an unknown device, before any worker starts
+    if export_t4:         # and for an export that could not be written, before any tuning
+        folder = Path(export_t4).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise click.BadParameter(f"cannot write {export_t4}: {folder} is not a writable "
+                                     f"folder", param_hint="--export-t4")
     m, n, k = m or size, n or size, k or size
     console = Console(stderr=True)
     columns = (TextColumn("tuning kernel " + kernel.key), BarColumn(), MofNCompleteColumn(),

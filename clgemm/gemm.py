@@ -35,7 +35,9 @@ class GemmPlan:
         copies it row-major with a device transpose first; "kernel" has a kernel that can
         (kernels 5 and 6) read it as it lies. `pad` says when a shape that is not a whole
         number of tiles is copied into zero-padded buffers that are, so that the build
-        without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no"."""
+        without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no".
+        Programs are built on first use, one per variant a launch needs (`compiled`);
+        prepare() builds the one it will launch before it moves any data."""
         if transposed_by not in TRANSPOSED_BY:
             raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
                              f"not {transposed_by!r}")
@@ -57,15 +59,10 @@ class GemmPlan:
         self._knls: dict[tuple, cl.Kernel] = {}
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
-        self.compiled(*(shape or (1, 1, 1)))
 
     def exact(self, m: int, n: int, k: int) -> bool:
         """Whether a launch at (m, n, k) uses the build without bounds checks."""
         return self.kernel.exact and self.kernel.divides(self.params, m, n, k)
-
-    def padded_shape(self, m: int, n: int, k: int) -> tuple[int, int, int]:
-        tm, tn = self.kernel.geometry.tile(self.params)
-        return rounded(m, tm), rounded(n, tn), rounded(k, self.params.get("TSK", 1))
 
     def pads(self, m: int, n: int, k: int) -> bool:
         """Whether a launch at (m, n, k) runs on zero-padded copies of whole tiles. Auto:
@@ -75,7 +72,7 @@ class GemmPlan:
             return False
         if self.pad == "yes":
             return True
-        mp, np_, kp = self.padded_shape(m, n, k)
+        mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
         return m * n * k >= PAD_MIN_VOLUME and mp * np_ * kp <= PAD_WASTE * m * n * k
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
@@ -176,21 +173,25 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
 
+    # a kernel that reads transposed operands as they lie takes each in its own layout
+    ta, tb = plan.reads_transposed and is_transposed(x), plan.reads_transposed and is_transposed(y)
+    mp, np_, kp = plan.kernel.whole_tiles(plan.params, rows, cols, k)
+    padded = [(mp, kp), (kp, np_), (mp, np_)] if plan.pads(rows, cols, k) else []
+
     al = plan.align
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
+    # the matrices a device transpose re-lays out (only C, if any, where the kernel reads
+    # operands as they lie)
+    relaid = [shape for v, shape in mats[2 if plan.reads_transposed else 0:]
+              if v is not None and is_transposed(v)]
     # every matrix, plus the copy a transposed one is read into first, plus padded copies
-    mp, np_, kp = plan.padded_shape(rows, cols, k)
-    padded = [(mp, kp), (kp, np_), (mp, np_)] if plan.pads(rows, cols, k) else []
-    operands.check_fits(queue.device, [shape for _, shape in mats] + padded +
-                        [shape for v, shape in mats if v is not None and is_transposed(v)])
-    needs_t = any(v is not None and is_transposed(v) for v, _ in mats[2 if plan.reads_transposed else 0:])
-    tplan = TransposePlan(queue) if needs_t else None
+    operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid)
+    plan.compiled(*((mp, np_, kp) if padded else (rows, cols, k)), ta, tb)   # errors before I/O
+    tplan = TransposePlan(queue) if relaid else None
     steps: list[Callable[[], cl.Event]] = []
     if plan.reads_transposed:       # as they lie: the memory of a transposed one is x.T
-        ta, tb = is_transposed(x), is_transposed(y)
         xm, ym = operands.raw(queue, x, al), operands.raw(queue, y, al)
     else:
-        ta = tb = False
         xm = _row_major(queue, x, al, tplan, steps)
         ym = _row_major(queue, y, al, tplan, steps)
     if c_needed:

@@ -127,10 +127,15 @@ class Kernel:
             shown = " ".join(f"{k}={v}" for k, v in p.items())
             raise ValueError(f"kernel {self.key} ({self.name}) with {shown} violates: " + "; ".join(bad))
 
+    def whole_tiles(self, p: Mapping[str, int], m: int, n: int, k: int) -> tuple[int, int, int]:
+        """(m, n, k) rounded up to whole tiles (TSK deep along k)."""
+        tm, tn = self.geometry.tile(p)
+        tk = p.get("TSK", 1)
+        return -(-m // tm) * tm, -(-n // tn) * tn, -(-k // tk) * tk
+
     def divides(self, p: Mapping[str, int], m: int, n: int, k: int) -> bool:
         """Whether (m, n, k) is a whole number of tiles, so an EXACT build is correct."""
-        tm, tn = self.geometry.tile(p)
-        return m % tm == 0 and n % tn == 0 and k % p.get("TSK", 1) == 0
+        return self.whole_tiles(p, m, n, k) == (m, n, k)
 
     def space(self) -> Iterator[Params]:
         """Every point of the declared parameter space, constraints not yet applied."""

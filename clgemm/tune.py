@@ -52,8 +52,12 @@ class Evaluator:
         self._mats: dict[int, tuple] = {}
 
     def compile(self, params: Mapping[str, int]):
+        """The plan with the program that the target shape launches, built now: this is
+        the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
-        return GemmPlan(self.queue, self.kernel, params, shape=self.shape)
+        plan = GemmPlan(self.queue, self.kernel, params)
+        plan.compiled(*self.shape)
+        return plan
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes the

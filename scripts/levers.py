@@ -95,10 +95,6 @@ class Variant:
         self.ms: dict[int, list[float]] = {}
         self.errors: dict[str, float] = {}
 
-    def divides(self, m: int, n: int, k: int) -> bool:
-        tm, tn = self.kernel.geometry.tile(self.params)
-        return m % tm == 0 and n % tn == 0 and k % self.params.get("TSK", 1) == 0
-
     def launch(self, q, a, b, c):
         g = self.kernel.geometry.global_size(self.params, a.rows, b.cols)
         return self.knl(q, g, self.local, np.int32(a.rows), np.int32(b.cols), np.int32(a.cols),
@@ -137,7 +133,7 @@ def main():
         if not v.exact:
             v.errors["odd 133x261x67"] = check(q, v, 133, 261, 67, rng)
         for s in sizes:
-            if not v.exact or v.divides(s, s, s):
+            if not v.exact or v.kernel.divides(v.params, s, s, s):
                 v.errors[f"{s}^3"] = check(q, v, s, s, s, rng)
     for s in sizes:
         rng_s = np.random.default_rng(s)
@@ -145,7 +141,7 @@ def main():
         mats = {}
         for _ in range(a.rounds):           # interleaved: every variant once per round
             for v in variants:
-                if v.exact and not v.divides(s, s, s):
+                if v.exact and not v.kernel.divides(v.params, s, s, s):
                     continue
                 if v.align not in mats:
                     mats[v.align] = (operands.raw(q, host_a, v.align), operands.raw(q, host_b, v.align),

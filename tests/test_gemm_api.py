@@ -312,3 +312,25 @@ def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb):
     _write_back(queue, prep.out, prep.target, prep.tplan)
     assert close(c, verify.reference(opa, opb, 1.5, -0.5, c0), k)
     assert any(key[0] for key in plan._knls)           # the EXACT build ran
+
+
+@pytest.mark.parametrize("by,pad,built", [
+    ("kernel", "no", {(False, True, False)}),       # A read as K x M, partial tiles
+    ("transpose", "yes", {(True, False, False)}),   # padded to whole tiles: EXACT only
+])
+def test_prepare_builds_only_the_variant_it_launches(queue, rng, by, pad, built):
+    from clgemm.gemm import prepare
+    a, b = rand(rng, 29, 37), rand(rng, 29, 53)      # op(A) = a.T is 37 x 29
+    plan = GemmPlan(queue, "5", P5, transposed_by=by, pad=pad)
+    assert plan._knls == {}                            # nothing built before it is needed
+    prep = prepare(plan, a.T, b, None, 1.0, 0.0)
+    assert set(plan._knls) == built
+    prep.launch()
+    assert set(plan._knls) == built
+    assert close(host_result(queue, prep), verify.reference(a.T, b), 29)
+
+
+def host_result(queue, prep):
+    from clgemm import operands
+    out = operands.to_host(queue, prep.out)
+    return out.T if prep.swap else out

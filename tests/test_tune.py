@@ -271,6 +271,9 @@ def test_export_t4(tmp_path):
         time_ms = next(m for m in x["measurements"] if m["name"] == "time")
         assert time_ms["unit"] == "ms" and time_ms["value"] == sorted(runs)[len(runs) // 2]
         assert "timestamp" in x
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--export-t4",
+                                  str(tmp_path / "no-such-folder" / "t4.json")])
+    assert r.exit_code != 0 and "not a writable folder" in r.output and "Traceback" not in r.output
     failed = db.to_t4([{"params": {"TS": 8}, "status": "crashed", "error": "died"},
                        {"params": {"TS": 4}, "status": "wrong", "rel_error": 1.0}], {})
     assert [x["invalidity"] for x in failed["results"]] == ["runtime", "correctness"]
