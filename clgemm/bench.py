@@ -24,7 +24,7 @@ import pyopencl as cl
 
 from . import db, operands, timing, verify
 from . import device as devmod
-from .gemm import GemmPlan
+from .gemm import GemmPlan, prepare
 
 METHOD = ("device span of one call, median of R calls after one warm-up call: OpenCL "
           "profiling timestamps of a marker enqueued before the call and one after it (CUDA "
@@ -109,16 +109,16 @@ class Problem:
 # ------------------------------------------------------------------ contenders
 
 def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
+    """Laid out and launched as gemm() does it (split-K and padding included)."""
     q = p.queue
-    m, n, k = p.shape
     plan = GemmPlan(q, kernel, shape=p.shape)
-    al = plan.align
-    am, bm = operands.raw(q, p.a, al), operands.raw(q, p.b, al)
-    cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
-    plan.launch(am, bm, cm).wait()
-    err = p.error(operands.rows_to_host(q, cm, p.rows))
+    prep = prepare(plan, p.a, p.b, None, 1.0, 0.0)
+    operands.poison(q, prep.out)
+    cl.wait_for_events(prep.launch())
+    err = p.error(operands.rows_to_host(q, prep.out, p.rows))
     return {"contender": f"clgemm-{kernel}", "params": plan.params, "params_source": plan.source,
-            "timing": measure(lambda: plan.launch(am, bm, cm), OpenCLSpan(q), repeat), "rel_error": err}
+            "splits": prep.splits, "timing": measure(prep.launch, OpenCLSpan(q), repeat),
+            "rel_error": err}
 
 
 class CLBlast:

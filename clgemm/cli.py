@@ -95,6 +95,14 @@ def devices(device_spec) -> None:
         click.echo("\n" + hint)
 
 
+def _split_k(ctx, param, value: str) -> int | str:
+    if value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"must be auto or an integer >= 1, not {value!r}")
+    return int(value)
+
+
 @main.command()
 @_gemm_shape(default_size=1024)
 @click.option("--repeat", type=click.IntRange(min=1), default=None,
@@ -112,10 +120,13 @@ def devices(device_spec) -> None:
 @click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="no", show_default=True,
               help="copy a shape that is not a whole number of tiles into zero-padded buffers "
                    "to run the build without bounds checks (kernels 5 and 6)")
+@click.option("--split-k", default="auto", show_default=True, callback=_split_k, metavar="auto|S",
+              help="cut k into S slices computed apart and summed by a second kernel (kernels 5 "
+                   "and 6); auto splits only when C has too few tiles to fill the device")
 @click.option("--no-check", is_flag=True, help="skip verification against float64")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a, trans_b,
-        transposed_by, pad, no_check, as_json) -> None:
+        transposed_by, pad, split_k, no_check, as_json) -> None:
     """Time one GEMM, C = alpha*op(A)*op(B) + beta*C, with profiling events and verify it
     against float64 numpy."""
     from .run import run_gemm
@@ -124,11 +135,11 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     try:
         r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
                      check=not no_check, alpha=alpha, beta=beta, trans_a=trans_a,
-                     trans_b=trans_b, transposed_by=transposed_by, pad=pad)
+                     trans_b=trans_b, transposed_by=transposed_by, pad=pad, split_k=split_k)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
-            "padded", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
+            "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:
         click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
@@ -141,7 +152,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
             (" op(B)=B^T" if trans_b else "")
         click.echo(f"shape    M={m} N={n} K={k}{ops}")
         click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
-        steps = f", {r['launches']} kernels each" if r["launches"] > 1 else ""
+        split = f", k cut into {r['splits']} slices (split-K)" if r["splits"] > 1 else ""
+        steps = f", {r['launches']} kernels each{split}" if r["launches"] > 1 else ""
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
                    f"profiling events)")

@@ -9,7 +9,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, db, kernels, operands
+from . import build, db, kernels, operands, timing
 from .operands import Matrix, is_transposed, rounded
 from .transpose import TransposePlan
 
@@ -18,6 +18,10 @@ TRANSPOSED_BY = ("transpose", "kernel")
 PAD = ("auto", "yes", "no")
 PAD_MIN_VOLUME = 2**27   # M*N*K (512^3): below it a launch is short and the copies would show
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
+# split-K "auto": slices until the work-groups number SPLIT_FILL per compute unit, each
+# slice at least SPLIT_MIN_K deep so that the partial sums' extra traffic stays small
+SPLIT_FILL = 2
+SPLIT_MIN_K = 256
 
 
 class GemmPlan:
@@ -27,7 +31,7 @@ class GemmPlan:
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
                  shape: tuple[int, int, int] | None = None, transposed_by: str = "transpose",
-                 pad: str = "no"):
+                 pad: str = "no", split_k: int | str = "auto"):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
         `params` overrides either. Without a kernel, the database's fastest is taken.
@@ -36,14 +40,18 @@ class GemmPlan:
         (kernels 5 and 6) read it as it lies. `pad` says when a shape that is not a whole
         number of tiles is copied into zero-padded buffers that are, so that the build
         without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no".
-        Programs are built on first use, one per variant a launch needs (`compiled`);
-        prepare() builds the one it will launch before it moves any data."""
+        `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
+        or "auto" (see `splits`). Programs are built on first use, one per variant a launch
+        needs (`compiled`); prepare() builds the one it will launch before it moves any data."""
         if transposed_by not in TRANSPOSED_BY:
             raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
                              f"not {transposed_by!r}")
         if pad not in PAD:
             raise ValueError(f"pad must be one of {', '.join(PAD)}, not {pad!r}")
-        self.pad = pad
+        if split_k != "auto" and (isinstance(split_k, bool) or not isinstance(split_k, int)
+                                  or split_k < 1):
+            raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
+        self.pad, self.split_k = pad, split_k
         self.queue = queue
         tuned = db.lookup(queue.device, None if kernel is None else str(kernel), *shape) \
             if shape is not None else None
@@ -57,6 +65,8 @@ class GemmPlan:
         self.kernel.check(self.params, queue.device)
         self.reads_transposed = transposed_by == "kernel" and self.kernel.layouts
         self._knls: dict[tuple, cl.Kernel] = {}
+        self._reduce: dict[tuple, cl.Kernel] = {}     # split-K's second kernel, per build
+        self._workspace: cl.Buffer | None = None
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
 
@@ -75,6 +85,31 @@ class GemmPlan:
         mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
         return m * n * k >= PAD_MIN_VOLUME and mp * np_ * kp <= PAD_WASTE * m * n * k
 
+    def splits(self, m: int, n: int, k: int) -> int:
+        """How many slices of k a launch at (m, n, k) computes apart (1: no split-K). Auto:
+        when C has too few tiles to give every compute unit SPLIT_FILL work-groups, double
+        the slices until it does, keeping slices SPLIT_MIN_K deep. The count is then
+        trimmed so that every slice holds at least one tile of k."""
+        if not self.kernel.split_k:
+            return 1
+        depth = -(-k // self.params["TSK"])          # tiles along k
+        s = self.split_k
+        if s == "auto":
+            tm, tn = self.kernel.geometry.tile(self.params)
+            groups = -(-m // tm) * -(-n // tn)
+            want = SPLIT_FILL * self.queue.device.max_compute_units
+            s = 1
+            while groups * s < want and 2 * s * SPLIT_MIN_K <= k:
+                s *= 2
+        per = -(-depth // min(s, depth))
+        return -(-depth // per)
+
+    def workspace(self, floats: int) -> cl.Buffer:
+        """The split-K partial sums' buffer, kept for the next launch."""
+        if self._workspace is None or self._workspace.size < 4 * floats:
+            self._workspace = cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, 4 * floats)
+        return self._workspace
+
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False) -> cl.Kernel:
         """The kernel for a launch at (m, n, k) with these operand layouts, built on first use."""
@@ -86,19 +121,34 @@ class GemmPlan:
             opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR"), key) if on]
             prg = build.program(self.queue.context, self.kernel, self.params, tuple(opts))
             self._knls[key] = cl.Kernel(prg, "gemm")
+            if self.kernel.split_k:
+                self._reduce[key] = cl.Kernel(prg, "splitk_reduce")
         return self._knls[key]
 
     def launch(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
-               wait_for=None, a_kmajor: bool = False, b_nmajor: bool = False) -> cl.Event:
+               wait_for=None, a_kmajor: bool = False, b_nmajor: bool = False) -> list[cl.Event]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices, where op(a) is
-        a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`."""
+        a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`.
+        Returns the events of the kernels enqueued, in order (two with split-K)."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
-        g = self.kernel.geometry.global_size(self.params, m, n)
+        gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         knl = self.compiled(m, n, k, a_kmajor, b_nmajor)
-        return knl(self.queue, g, self.local, np.int32(m), np.int32(n), np.int32(k),
-                   np.float32(alpha), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
-                   np.float32(beta), c.buf, np.int32(c.ld), wait_for=wait_for)
+        s = self.splits(m, n, k)
+        head = (np.int32(m), np.int32(n), np.int32(k))
+        if s == 1:
+            return [knl(self.queue, (gx, gy, 1), self.local + (1,), *head, np.float32(alpha),
+                        a.buf, np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(beta), c.buf,
+                        np.int32(c.ld), wait_for=wait_for)]
+        # slices of the partial product, each m x c.ld, then their sum into c
+        w = self.workspace(s * m * c.ld)
+        part = knl(self.queue, (gx, gy, s), self.local + (1,), *head, np.float32(1.0), a.buf,
+                   np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(0.0), w, np.int32(c.ld),
+                   wait_for=wait_for)
+        reduce = self._reduce[(self.exact(m, n, k), a_kmajor, b_nmajor)]
+        total = reduce(self.queue, (-(-n // 64) * 64, m), (64, 1), np.int32(m), np.int32(n),
+                       np.int32(s), np.float32(alpha), w, np.float32(beta), c.buf, np.int32(c.ld))
+        return [part, total]
 
 
 @dataclass
@@ -110,14 +160,16 @@ class Prepared:
     swap: bool
     target: object          # c or c.T (None without c), in out's orientation
     tplan: TransposePlan | None
+    splits: int = 1         # slices of k (split-K)
 
     def launch(self) -> list[cl.Event]:
-        return [step() for step in self.steps]
+        return [e for step in self.steps for e in timing.events(step())]
 
 
 def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
          trans_a: bool = False, trans_b: bool = False, kernel: object = None,
-         params: Mapping[str, object] | None = None, transposed_by: str = "transpose"):
+         params: Mapping[str, object] | None = None, transposed_by: str = "transpose",
+         split_k: int | str = "auto"):
     """C = alpha * op(A) @ op(B) + beta * C in float32.
 
     numpy inputs give a numpy result; if any input is a pyopencl Array the result is an
@@ -126,7 +178,9 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     Fortran-ordered operands are used as they lie in memory: when both are, the kernel
     computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
     device, so no extra host copy is made. With transposed_by="kernel", kernels 5 and 6
-    read transposed operands as they lie instead of after a device transpose.
+    read transposed operands as they lie instead of after a device transpose. `split_k`
+    (kernels 5 and 6) cuts k into that many slices computed apart and then summed; "auto"
+    does so only when C has too few tiles to fill the device (GemmPlan.splits).
     """
     operands.check(a, "a", queue)
     operands.check(b, "b", queue)
@@ -138,7 +192,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
                                             for v in (a, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
     plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]),
-                    transposed_by=transposed_by)
+                    transposed_by=transposed_by, split_k=split_k)
     prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
     prep.launch()
     if c is None:
@@ -184,9 +238,14 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     # operands as they lie)
     relaid = [shape for v, shape in mats[2 if plan.reads_transposed else 0:]
               if v is not None and is_transposed(v)]
-    # every matrix, plus the copy a transposed one is read into first, plus padded copies
-    operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid)
-    plan.compiled(*((mp, np_, kp) if padded else (rows, cols, k)), ta, tb)   # errors before I/O
+    # every matrix, plus the copy a transposed one is read into first, padded copies and
+    # split-K's partial sums
+    launched = (mp, np_, kp) if padded else (rows, cols, k)
+    ld_c = np_ if padded else rounded(cols, al)
+    slices = plan.splits(*launched)
+    partial = [(slices * launched[0], ld_c)] if slices > 1 else []
+    operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
+    plan.compiled(*launched, ta, tb)   # errors before I/O
     tplan = TransposePlan(queue) if relaid else None
     steps: list[Callable[[], cl.Event]] = []
     if plan.reads_transposed:       # as they lie: the memory of a transposed one is x.T
@@ -211,7 +270,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
         steps.append(lambda: operands.copy_rect(queue, cp.buf, cp.ld, cm.buf, cm.ld, rows, cols))
     else:
         steps.append(lambda: plan.launch(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
-    return Prepared(steps, cm, swap, target, tplan)
+    return Prepared(steps, cm, swap, target, tplan, slices)
 
 
 def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list | None) -> Matrix:

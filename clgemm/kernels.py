@@ -65,6 +65,8 @@ class Kernel:
     exact: bool = False
     # reads A stored K x M (-DA_KMAJOR) and B stored N x K (-DB_NMAJOR) as they lie
     layouts: bool = False
+    # can cut k into slices summed by a second kernel, splitk_reduce (split-K)
+    split_k: bool = False
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -286,7 +288,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, layouts=True,
+    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, layouts=True, split_k=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -295,7 +297,8 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True, layouts=True,
+    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True,
+    layouts=True, split_k=True,
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

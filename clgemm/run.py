@@ -34,7 +34,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
              trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
              plan: GemmPlan | None = None, transposed_by: str = "transpose",
-             pad: str = "no") -> dict:
+             pad: str = "no", split_k: int | str = "auto") -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
     lays it out (transposes of operands included in the timed launches).
 
@@ -42,7 +42,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     fails the check. After timing, the last output must equal the first bit for bit
     (the kernels are deterministic; a difference means a race)."""
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
-                            pad=pad)
+                            pad=pad, split_k=split_k)
     rng = np.random.default_rng(seed)
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
@@ -77,8 +77,8 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         params_source=plan.source,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by="kernel" if plan.reads_transposed else "transpose",
-        padded=plan.pads(*((n, m, k) if prep.swap else (m, n, k))),
-        launches=len(prep.steps), **_device_fields(queue.device),
+        padded=plan.pads(*((n, m, k) if prep.swap else (m, n, k))), splits=prep.splits,
+        launches=len(events), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,
         gflops=timing.gflops(m, n, k, t.median),
     )

@@ -37,13 +37,14 @@ def profile(launch: Launch, repeat: int = 10, warmup: int = 1) -> Timing:
     if repeat < 1:
         raise ValueError(f"repeat must be >= 1, got {repeat}")
     for _ in range(warmup):
-        cl.wait_for_events(_events(launch()))
-    runs = [_events(launch()) for _ in range(repeat)]
+        cl.wait_for_events(events(launch()))
+    runs = [events(launch()) for _ in range(repeat)]
     cl.wait_for_events([e for evs in runs for e in evs])
     return Timing(tuple((evs[-1].profile.end - evs[0].profile.start) * 1e-6 for evs in runs))
 
 
-def _events(x) -> list:
+def events(x) -> list:
+    """The events a launch returned (one, or a list of them), as a list."""
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 

@@ -95,7 +95,7 @@ class Evaluator:
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
-        plan.launch(operands.raw(q, a, al), operands.raw(q, b, al), cm).wait()
+        cl.wait_for_events(plan.launch(operands.raw(q, a, al), operands.raw(q, b, al), cm))
         return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
 
     def _operands(self, align: int):

@@ -16,6 +16,12 @@
 // K x M and B_NMAJOR reads B stored N x K as they lie, for gemm(transposed_by="kernel");
 // a tile whose rows run along k is then stored straight, the other one transposed.
 // Not yet measured on the H200 against the device transposes (1.1% at 4096^3).
+// Split-K (a launch choice the host makes, not a tuning parameter): a launch with
+// get_num_groups(2) = S > 1 cuts the k loop into S slices of whole tiles. Group z of
+// dimension 2 writes its slice's partial product to slice z of C, which is then a
+// workspace of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into
+// the real C. It gives shapes with few tiles of C but a long k (1 x 4096 x 4096, small
+// squares) enough work-groups to fill the device. S = 1 is the plain kernel.
 //
 // H200 (results/h200/README.md), profiling-event medians:
 // - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
@@ -70,9 +76,15 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int tid = ty * RTSN + tx;
     const int m0 = get_group_id(1) * TSM;
     const int n0 = get_group_id(0) * TSN;
+    // Split-K: this group's slice of k is [k0, kend), `per` whole tiles of the
+    // ceil(K/TSK) (the last slice may end early, at K); its output is slice z of C.
+    const int z = get_group_id(2), slices = get_num_groups(2);
+    const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
+    const int k0 = z * per * TSK, kend = min(K, k0 + per * TSK);
+    C += (size_t)z * M * (ldc / WIDTH);
     // Leading dimensions and extents counted in vectors.
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
-    const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
+    const int Kv = (kend + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
     const int Mv = (M + WIDTH - 1) / WIDTH;
 
     __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
@@ -121,11 +133,11 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, m0, M, (t) / WIDTH, Kv, TSK / WIDTH, LPTA)
     #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
 #else
-    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), K, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), kend, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)
     #define STORE_A(buf) STORE_ROWS(Asub[buf], ra, TSM / WIDTH, LPTA)
 #endif
 #ifndef B_NMAJOR
-    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), K, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), kend, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
     #define STORE_B(buf) STORE_ROWS(Bsub[buf], rb, TSN / WIDTH, LPTB)
 #else
     #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, n0, N, (t) / WIDTH, Kv, TSK / WIDTH, LPTB)
@@ -134,15 +146,15 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define LOAD_TILE(t) LOAD_A(t) LOAD_B(t)
     #define STORE_TILE(buf) STORE_A(buf) STORE_B(buf)
 
-    LOAD_TILE(0);
+    LOAD_TILE(k0);
     STORE_TILE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const int tiles = (K + TSK - 1) / TSK;
+    const int tiles = (kend - k0 + TSK - 1) / TSK;
     for (int tile = 0; tile < tiles; tile++) {
         const int buf = tile & 1;
         const bool more = tile + 1 < tiles;
-        if (more) { LOAD_TILE((tile + 1) * TSK); }
+        if (more) { LOAD_TILE(k0 + (tile + 1) * TSK); }
 
         #pragma unroll
         for (int k = 0; k < TSK; k++) {
@@ -175,4 +187,18 @@ void gemm(const int M, const int N, const int K, const float alpha,
         }
     }
 #endif
+}
+
+// Split-K's second step: C = alpha * (sum of the S slices of W, each M x ldc) + beta * C,
+// one element per work-item (dimension 0 along N). The slices were written with alpha = 1
+// and beta = 0; beta == 0 does not read C (store_c).
+__kernel void splitk_reduce(const int M, const int N, const int S, const float alpha,
+                            const __global float* restrict W, const float beta,
+                            __global float* C, const int ldc) {
+    const int col = get_global_id(0), row = get_global_id(1);
+    if (row >= M || col >= N) return;
+    const size_t slice = (size_t)M * ldc, idx = (size_t)row * ldc + col;
+    float sum = 0.0f;
+    for (int s = 0; s < S; s++) sum += W[s * slice + idx];
+    store_c(C, idx, alpha, sum, beta);
 }

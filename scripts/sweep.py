@@ -62,7 +62,7 @@ class Bench:
         q, al = self.q, plan.align
         am, bm = operands.raw(q, self.ca, al), operands.raw(q, self.cb, al)
         cm = operands.poison(q, operands.empty(q, 263, 517, operands.rounded(517, al)))
-        plan.launch(am, bm, cm).wait()
+        cl.wait_for_events(plan.launch(am, bm, cm))
         return verify.rel_error(operands.to_host(q, cm), self.cref)
 
     def time(self, plan, repeat):

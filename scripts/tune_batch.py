@@ -4,7 +4,9 @@
         --out tune_summary.json
 Each job is KERNEL:SIZE:STRATEGY:BUDGET:TIME_LIMIT (BUDGET 0 = the whole space); SIZE is
 S for S^3 or MxNxK.
-Logs and the database go under $CLGEMM_HOME as `clgemm tune` writes them.
+Logs and the database go under $CLGEMM_HOME as `clgemm tune` writes them. With
+--compare, each job's best and the registry defaults are then run against each other
+(`clgemm run`'s measurement, alternated ROUNDS times) to give what tuning gained.
 """
 
 from __future__ import annotations
@@ -16,8 +18,26 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from clgemm import device  # noqa: E402
+from clgemm import device, kernels  # noqa: E402
+from clgemm.run import run_gemm  # noqa: E402
 from clgemm.tune import tune  # noqa: E402
+
+ROUNDS = 2
+
+
+def compare(queue, kernel: str, shape: tuple[int, int, int], best: dict) -> dict:
+    """GFLOPS of the tuned best and of the defaults, each the median over ROUNDS
+    alternated runs (each a median of profiled launches), both verified."""
+    runs: dict[str, list] = {"tuned": [], "defaults": []}
+    sets = {"tuned": best, "defaults": kernels.get(kernel).defaults}
+    for _ in range(ROUNDS):
+        for name, params in sets.items():
+            r = run_gemm(queue, *shape, kernel=kernel, params=params)
+            runs[name].append(r["gflops"] if r["verified"] else None)
+    med = {n: (None if None in v else sorted(v)[len(v) // 2]) for n, v in runs.items()}
+    gain = med["tuned"] / med["defaults"] if med["tuned"] and med["defaults"] else None
+    return {"tuned_gflops": med["tuned"], "defaults_gflops": med["defaults"], "gain": gain,
+            "runs": runs}
 
 
 def main():
@@ -25,7 +45,9 @@ def main():
     ap.add_argument("--job", action="append", required=True)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--out", default="tune_summary.json")
+    ap.add_argument("--compare", action="store_true", help="time the best against the defaults")
     a = ap.parse_args()
+    queue = device.queue(device.select()) if a.compare else None
     out = {"device": device.describe(device.select()), "date": time.strftime("%Y-%m-%d"),
            "command": " ".join(sys.argv), "jobs": []}
     for job in a.job:
@@ -40,6 +62,11 @@ def main():
               f"({summ['evaluated_now']} now, {summ['configs_per_second']}/s over "
               f"{summ['seconds']} s) of {summ['valid']} valid / {summ['raw']} raw; "
               f"{summ['status_counts']}; best {b['gflops']:.0f} GFLOPS {b['params']}", flush=True)
+        if a.compare:
+            summ["compare"] = compare(queue, kernel, (m, n, k), b["params"])
+            c = summ["compare"]
+            print(f"  tuned {c['tuned_gflops']} vs defaults {c['defaults_gflops']}: "
+                  f"gain {c['gain']}", flush=True)
         Path(a.out).write_text(json.dumps(out, indent=1))
 
 

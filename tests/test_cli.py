@@ -77,6 +77,8 @@ def test_failed_verification_exits_nonzero(monkeypatch):
     (["--kernel", "2", "--param", "TS=24"], "TS=24 is outside"),
     (["--kernel", "2", "--param", "XX=4"], "no parameter 'XX'"),
     (["--kernel", "5", "--param", "WIDTH=4", "--param", "WPTN=2"], "WIDTH divides WPTN"),
+    (["--split-k", "0"], "must be auto or an integer >= 1"),
+    (["--split-k", "many"], "must be auto or an integer >= 1"),
 ])
 def test_run_errors_are_clear(args, words):
     r = invoke("run", *args)
@@ -102,3 +104,12 @@ def test_run_pad_yes_reports_padding():
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["verified"] and out["padded"] and out["launches"] == 4   # 2 copies in, GEMM, 1 out
+
+
+def test_run_split_k_reports_the_slices():
+    r = invoke("run", "--kernel", "5", "--m", "3", "--n", "40", "--k", "600", "--split-k", "5",
+               "--beta", "0.5", "--json", "--param", "TSM=32", "--param", "TSN=32",
+               "--param", "WPTM=4", "--param", "WPTN=4")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verified"] and out["splits"] == 5 and out["launches"] == 2   # GEMM, reduce

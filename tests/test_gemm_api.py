@@ -334,3 +334,46 @@ def host_result(queue, prep):
     from clgemm import operands
     out = operands.to_host(queue, prep.out)
     return out.T if prep.swap else out
+
+
+def test_split_k_rule(queue):
+    """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
+    and every slice keeps at least one tile of k; kernels without split-K never split."""
+    from clgemm.gemm import SPLIT_FILL, SPLIT_MIN_K
+    cus = queue.device.max_compute_units
+    plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
+    want = SPLIT_FILL * cus
+    s = plan.splits(1, 32, 1 << 16)                    # one tile of C, a long k
+    assert s >= 2 and s * 1 >= want and (s // 2) < want
+    assert plan.splits(1, 32, SPLIT_MIN_K) == 1        # too short to split
+    big = -(-want // 1) * 32                            # enough tiles of C already
+    assert plan.splits(32, big, 1 << 16) == 1
+    fixed = GemmPlan(queue, "5", P5, split_k=7)
+    assert fixed.splits(5, 5, 24) == 3                 # 3 tiles of k: 3 slices at most
+    assert fixed.splits(5, 5, 8 * 20) == 7             # 20 tiles: 3,3,3,3,3,3,2
+    assert fixed.splits(5, 5, 8 * 13) == 7             # 13 tiles: ceil(13/7)=2 each -> 7
+    assert GemmPlan(queue, "5", P5, split_k=8).splits(5, 5, 8 * 13) == 7   # 2 each -> 7 slices
+    assert GemmPlan(queue, "4", dict(P5, PAD=1), split_k=8).splits(5, 5, 1000) == 1
+    for bad in (0, -2, "3", 1.5, True):
+        with pytest.raises(ValueError, match="split_k must be"):
+            GemmPlan(queue, "5", P5, split_k=bad)
+
+
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=1)),
+                                           ("5", dict(P5, WIDTH=2, PAD=1))])
+@pytest.mark.parametrize("m,n,k", [(1, 67, 300), (37, 53, 129), (64, 64, 256), (5, 3, 9)])
+@pytest.mark.parametrize("split", [2, 5, 64])
+def test_split_k_gives_the_same_product(queue, rng, kernel, params, m, n, k, split):
+    """Slices summed by splitk_reduce, with alpha and beta applied once: odd shapes, whole
+    tiles (the EXACT build), more slices asked than tiles of k, a Fortran-ordered C."""
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    c0 = rand(rng, m, n, order="F")
+    c = c0.copy(order="F")
+    out = clgemm.gemm(queue, a, b, c, alpha=-1.5, beta=0.5, kernel=kernel, params=params,
+                      split_k=split)
+    assert out is c
+    assert close(c, verify.reference(a, b, -1.5, 0.5, c0), k)
+    # beta = 0 must not read C, here all NaN
+    c[...] = np.nan
+    clgemm.gemm(queue, a, b, c, kernel=kernel, params=params, split_k=split)
+    assert close(c, verify.reference(a, b), k)

@@ -28,15 +28,17 @@ RUNNER = textwrap.dedent("""
     from clgemm import device, verify
     q = device.queue(device.select("oclgrind"))
     rng = np.random.default_rng()
-    for kind, kernel, params, shape, *trans in json.loads(sys.argv[1]):
-        print(f"=== {kind} {kernel} {params} {shape} {trans}", file=sys.stderr, flush=True)
+    for kind, kernel, params, shape, *opts in json.loads(sys.argv[1]):
+        opts = opts[0] if opts else {}
+        print(f"=== {kind} {kernel} {params} {shape} {opts}", file=sys.stderr, flush=True)
         if kind == "gemm":
             m, n, k = shape
-            ta, tb = trans[0] if trans else (False, False)   # given: read as they lie
+            ta, tb = opts.get("trans", (False, False))   # given: read as they lie
             a = verify.random_matrix(rng, *((k, m) if ta else (m, k)))
             b = verify.random_matrix(rng, *((n, k) if tb else (k, n)))
             out = clgemm.gemm(q, a, b, kernel=kernel, params=params, trans_a=ta, trans_b=tb,
-                              transposed_by="kernel" if trans else "transpose")
+                              transposed_by="kernel" if "trans" in opts else "transpose",
+                              split_k=opts.get("split", "auto"))
             ref = verify.reference(a.T if ta else a, b.T if tb else b)
             ok = verify.rel_error(out, ref) <= verify.tolerance(k)
         else:
@@ -69,8 +71,11 @@ def test_gemm_kernel_is_clean(key):
     shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else [])
     cases = [("gemm", key, p, s) for p in (None, *SMALL[key]) for s in shapes]
     if kern.layouts:        # the builds that read A as K x M and B as N x K
-        cases += [("gemm", key, p, s, (True, True)) for p in SMALL[key]
+        cases += [("gemm", key, p, s, {"trans": (True, True)}) for p in SMALL[key]
                   for s in (GEMM_SHAPES[0], EXACT_SHAPE)]
+    if kern.split_k:        # k cut into slices (three for EXACT_SHAPE's six tiles of k)
+        cases += [("gemm", key, p, s, {"split": 3}) for p in SMALL[key]
+                  for s in (GEMM_SHAPES[1], EXACT_SHAPE)]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
