@@ -235,6 +235,11 @@ def entries_for(dev: cl.Device) -> dict:
     return merged
 
 
+def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """How far apart two shapes are: the sum of |log| of their dimensions' ratios."""
+    return sum(abs(math.log(x / y)) for x, y in zip(a, b))
+
+
 def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[str, dict] | None:
     """(kernel, params) tuned for the nearest shape, or None if this device was never tuned
     (for that kernel). Without a kernel, the fastest tuned kernel at the nearest shape."""
@@ -243,7 +248,7 @@ def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[
     best = None
     for key in keys:
         for e in entries.get(key, {}).values():
-            d = sum(abs(math.log(a / b)) for a, b in zip(e["shape"], (m, n, k)))
+            d = distance(e["shape"], (m, n, k))
             rank = (round(d, 6), -e["gflops"])
             if best is None or rank < best[0]:
                 best = (rank, key, e["params"])

@@ -19,9 +19,10 @@ PAD = ("auto", "yes", "no")
 PAD_MIN_VOLUME = 2**27   # M*N*K (512^3): below it a launch is short and the copies would show
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
 # split-K "auto": slices until the work-groups number SPLIT_FILL per compute unit, each
-# slice at least SPLIT_MIN_K deep so that the partial sums' extra traffic stays small
-SPLIT_FILL = 2
-SPLIT_MIN_K = 256
+# slice at least SPLIT_MIN_K deep. On the H200 (results/NOTES.md, session 3) splitting paid
+# at 128 work-groups (+23%) and lost at 256 (-8 to -12%), and at 512^3 (slices of 256)
+SPLIT_FILL = 1
+SPLIT_MIN_K = 512
 
 
 class GemmPlan:
@@ -63,9 +64,12 @@ class GemmPlan:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
         self.kernel.check(self.params, queue.device)
-        self.reads_transposed = transposed_by == "kernel" and self.kernel.layouts
-        self._knls: dict[tuple, cl.Kernel] = {}
-        self._reduce: dict[tuple, cl.Kernel] = {}     # split-K's second kernel, per build
+        if transposed_by == "kernel" and not self.kernel.layouts:
+            raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
+                             f"operands as they lie (kernels 5 and 6 can); use "
+                             f"transposed_by=\"transpose\"")
+        self.reads_transposed = transposed_by == "kernel"
+        self._programs: dict[tuple, cl.Program] = {}
         self._workspace: cl.Buffer | None = None
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
@@ -111,44 +115,52 @@ class GemmPlan:
         return self._workspace
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
-                 b_nmajor: bool = False) -> cl.Kernel:
-        """The kernel for a launch at (m, n, k) with these operand layouts, built on first use."""
-        key = (self.exact(m, n, k), a_kmajor, b_nmajor)
-        if key not in self._knls:
+                 b_nmajor: bool = False) -> cl.Program:
+        """The program for a launch at (m, n, k) with these operand layouts, built on first
+        use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K), since each drops or
+        adds code that costs registers in the others."""
+        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k) > 1)
+        if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
-            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR"), key) if on]
-            prg = build.program(self.queue.context, self.kernel, self.params, tuple(opts))
-            self._knls[key] = cl.Kernel(prg, "gemm")
-            if self.kernel.split_k:
-                self._reduce[key] = cl.Kernel(prg, "splitk_reduce")
-        return self._knls[key]
+            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K"), key) if on]
+            self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
+                                                tuple(opts))
+        return self._programs[key]
 
-    def launch(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
-               wait_for=None, a_kmajor: bool = False, b_nmajor: bool = False) -> list[cl.Event]:
+    def bind(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
+             a_kmajor: bool = False, b_nmajor: bool = False) -> Callable[[], list[cl.Event]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices, where op(a) is
-        a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`.
-        Returns the events of the kernels enqueued, in order (two with split-K)."""
+        a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`, as
+        a call that enqueues it and returns the kernels' events in order (two with split-K).
+        The arguments are set once here (build.bind), so that a repeated call only enqueues."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
-        knl = self.compiled(m, n, k, a_kmajor, b_nmajor)
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor)
         s = self.splits(m, n, k)
+        q, local = self.queue, self.local + (1,)
         head = (np.int32(m), np.int32(n), np.int32(k))
         if s == 1:
-            return [knl(self.queue, (gx, gy, 1), self.local + (1,), *head, np.float32(alpha),
-                        a.buf, np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(beta), c.buf,
-                        np.int32(c.ld), wait_for=wait_for)]
-        # slices of the partial product, each m x c.ld, then their sum into c
+            one = build.bind(q, prg, "gemm", (gx, gy, 1), local,
+                             head + (np.float32(alpha), a.buf, np.int32(a.ld), b.buf,
+                                     np.int32(b.ld), np.float32(beta), c.buf, np.int32(c.ld)),
+                             held=(a, b, c))
+            return lambda: [one()]
+        # slices of the partial product, each m x c.ld, into the workspace, then their sum
         w = self.workspace(s * m * c.ld)
-        part = knl(self.queue, (gx, gy, s), self.local + (1,), *head, np.float32(1.0), a.buf,
-                   np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(0.0), w, np.int32(c.ld),
-                   wait_for=wait_for)
-        reduce = self._reduce[(self.exact(m, n, k), a_kmajor, b_nmajor)]
-        total = reduce(self.queue, (-(-n // 64) * 64, m), (64, 1), np.int32(m), np.int32(n),
-                       np.int32(s), np.float32(alpha), w, np.float32(beta), c.buf, np.int32(c.ld))
-        return [part, total]
+        part = build.bind(q, prg, "gemm", (gx, gy, s), local,
+                          head + (np.float32(1.0), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
+                                  np.float32(0.0), w, np.int32(c.ld)), held=(a, b, w))
+        total = build.bind(q, prg, "splitk_reduce", (-(-n // 64) * 64, m), (64, 1),
+                           (np.int32(m), np.int32(n), np.int32(s), np.float32(alpha), w,
+                            np.float32(beta), c.buf, np.int32(c.ld)), held=(w, c))
+        return lambda: [part(), total()]
+
+    def launch(self, *args, **kwargs) -> list[cl.Event]:
+        """bind(...)(): one launch."""
+        return self.bind(*args, **kwargs)()
 
 
 @dataclass
@@ -266,10 +278,10 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
         xm = _pad(queue, xm, (kp, mp) if ta else (mp, kp), steps)
         ym = _pad(queue, ym, (np_, kp) if tb else (kp, np_), steps)
         cp = _pad(queue, cm, (mp, np_), steps if c_needed else None)
-        steps.append(lambda: plan.launch(xm, ym, cp, alpha, beta, a_kmajor=ta, b_nmajor=tb))
+        steps.append(plan.bind(xm, ym, cp, alpha, beta, a_kmajor=ta, b_nmajor=tb))
         steps.append(lambda: operands.copy_rect(queue, cp.buf, cp.ld, cm.buf, cm.ld, rows, cols))
     else:
-        steps.append(lambda: plan.launch(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
+        steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
     return Prepared(steps, cm, swap, target, tplan, slices)
 
 
@@ -289,7 +301,7 @@ def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list) -
         return operands.raw(queue, x, align)
     src = operands.raw(queue, x, 1)
     dst = operands.zeros(queue, src.cols, src.rows, rounded(src.rows, align))
-    steps.append(lambda: tplan.launch(src, dst))
+    steps.append(tplan.bind(src, dst))
     return dst
 
 

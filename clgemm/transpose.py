@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyopencl as cl
@@ -21,14 +21,18 @@ class TransposePlan:
         self.kernel = kernels.get(kernel or kernels.DEFAULT_TRANSPOSE, kind="transpose")
         self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
         self.kernel.check(self.params, queue.device)
-        self._knl = cl.Kernel(build.program(queue.context, self.kernel, self.params), "transpose")
+        self._program = build.program(queue.context, self.kernel, self.params)
         self.local = self.kernel.geometry.local_size(self.params)
 
-    def launch(self, src: Matrix, dst: Matrix, wait_for=None) -> cl.Event:
-        """dst[:src.cols, :src.rows] = src.T"""
+    def bind(self, src: Matrix, dst: Matrix) -> Callable[[], cl.Event]:
+        """dst[:src.cols, :src.rows] = src.T, as a call that enqueues it (build.bind)."""
         g = self.kernel.geometry.global_size(self.params, src.rows, src.cols)
-        return self._knl(self.queue, g, self.local, np.int32(src.rows), np.int32(src.cols),
-                         src.buf, np.int32(src.ld), dst.buf, np.int32(dst.ld), wait_for=wait_for)
+        return build.bind(self.queue, self._program, "transpose", g, self.local,
+                          (np.int32(src.rows), np.int32(src.cols), src.buf, np.int32(src.ld),
+                           dst.buf, np.int32(dst.ld)), held=(src, dst))
+
+    def launch(self, src: Matrix, dst: Matrix) -> cl.Event:
+        return self.bind(src, dst)()
 
     def transposed(self, src: Matrix, align: int = 1) -> Matrix:
         """A new matrix holding src.T, its leading dimension a multiple of `align`."""

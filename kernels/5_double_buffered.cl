@@ -16,12 +16,16 @@
 // K x M and B_NMAJOR reads B stored N x K as they lie, for gemm(transposed_by="kernel");
 // a tile whose rows run along k is then stored straight, the other one transposed.
 // Not yet measured on the H200 against the device transposes (1.1% at 4096^3).
-// Split-K (a launch choice the host makes, not a tuning parameter): a launch with
-// get_num_groups(2) = S > 1 cuts the k loop into S slices of whole tiles. Group z of
-// dimension 2 writes its slice's partial product to slice z of C, which is then a
+// Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter): a
+// launch with get_num_groups(2) = S cuts the k loop into S slices of whole tiles. Group z
+// of dimension 2 writes its slice's partial product to slice z of C, which is then a
 // workspace of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into
-// the real C. It gives shapes with few tiles of C but a long k (1 x 4096 x 4096, small
-// squares) enough work-groups to fill the device. S = 1 is the plain kernel.
+// the real C. It gives shapes with few tiles of C but a long k enough work-groups to fill
+// the device. H200: 22.2 -> 41.8 TFLOPS at 256 x 8192 x 8192 (64 tiles of 128 x 256,
+// S = 2), 0.17 -> 0.72 at 1 x 4096 x 4096 (S = 8); it lost 8-12% where 256 work-groups
+// already filled the 132 multiprocessors, and 38% at 512^3. A build of its own because,
+// compiled into every launch, its extra live values cost the 16 x 8 blocks 18% at 2048^3
+// (39.2 against 48.3 TFLOPS, same parameters, session 3).
 //
 // H200 (results/h200/README.md), profiling-event medians:
 // - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
@@ -31,7 +35,9 @@
 //   the load latency, and much at 1024^3 (30.1 against 17.3), where there are too few.
 // - the exhaustive sweep of all 4088 valid points at 4096^3 (EXACT) found TSM=128 TSN=128
 //   TSK=8 WPTM=16 WPTN=8 WIDTH=4 PAD=1: 49.1 TFLOPS, 0.97x cuBLAS; the same point is the
-//   TPE tuner's best at 2048^3 (47.5). It ships in clgemm/tuned/nvidia-h200.json.
+//   TPE tuner's best at 2048^3 (47.5) and 4096 x 1024 x 4096 (48.7). Small shapes want
+//   small tiles: 64 x 32 x 32 with 4 x 4 blocks at 512^3 (15.5 against 8.4 for the
+//   defaults). The winners ship in clgemm/tuned/nvidia-h200.json.
 // - EXACT is not a free win: for TSM=TSN=128 TSK=8 WPTM=WPTN=8 it cost 17% (43.9 -> 36.5),
 //   so the tuner always measures the build that the target shape will use.
 
@@ -76,12 +82,16 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int tid = ty * RTSN + tx;
     const int m0 = get_group_id(1) * TSM;
     const int n0 = get_group_id(0) * TSN;
-    // Split-K: this group's slice of k is [k0, kend), `per` whole tiles of the
-    // ceil(K/TSK) (the last slice may end early, at K); its output is slice z of C.
+#ifdef SPLIT_K
+    // This group's slice of k is [k0, kend), `per` whole tiles of the ceil(K/TSK) (the
+    // last slice may end early, at K); its output is slice z of C.
     const int z = get_group_id(2), slices = get_num_groups(2);
     const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
     const int k0 = z * per * TSK, kend = min(K, k0 + per * TSK);
     C += (size_t)z * M * (ldc / WIDTH);
+#else
+    const int k0 = 0, kend = K;
+#endif
     // Leading dimensions and extents counted in vectors.
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
     const int Kv = (kend + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
@@ -189,6 +199,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
 #endif
 }
 
+#ifdef SPLIT_K
 // Split-K's second step: C = alpha * (sum of the S slices of W, each M x ldc) + beta * C,
 // one element per work-item (dimension 0 along N). The slices were written with alpha = 1
 // and beta = 0; beta == 0 does not read C (store_c).
@@ -202,3 +213,4 @@ __kernel void splitk_reduce(const int M, const int N, const int S, const float a
     for (int s = 0; s < S; s++) sum += W[s * slice + idx];
     store_c(C, idx, alpha, sum, beta);
 }
+#endif  // SPLIT_K

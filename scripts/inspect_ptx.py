@@ -2,12 +2,14 @@
 did: NVIDIA's -cl-nv-verbose log (registers, spills, shared memory) and, from the PTX in
 program.binaries, the vector loads and FMAs.
 
-    python3 scripts/inspect_ptx.py --kernels 3,4,5 [--param TSK=16] [--save-ptx DIR]
+    python3 scripts/inspect_ptx.py --kernels 3,4,5 [--param TSK=16] [--option -DEXACT]
+        [--source FILE_UNDER_KERNELS] [--save-ptx DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -26,6 +28,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", default="1,2,3,4,5")
     ap.add_argument("--param", action="append", default=[])
+    ap.add_argument("--option", action="append", default=[], help="extra build option")
+    ap.add_argument("--source", default=None, help="another source file for the kernel(s)")
     ap.add_argument("--save-ptx", default=None)
     a = ap.parse_args()
     dev = device.select()
@@ -33,15 +37,17 @@ def main():
     over = dict(p.split("=") for p in a.param)
     for key in a.kernels.split(","):
         k = kernels.get(key)
+        if a.source:
+            k = dataclasses.replace(k, source=a.source)
         p = k.resolve({n: v for n, v in over.items() if n in k.defaults})
-        extra = ("-cl-nv-verbose",) if "NVIDIA" in dev.platform.name else ()
+        extra = tuple(a.option) + (("-cl-nv-verbose",) if "NVIDIA" in dev.platform.name else ())
         prg = build.compile_source(ctx, k, p, build.device_options(ctx, k) + extra)
         log = prg.get_build_info(dev, cl.program_build_info.LOG)
         ptx = prg.get_info(cl.program_info.BINARIES)[0].decode(errors="replace")
         counts = {pat: len(re.findall(re.escape(pat), ptx)) for pat in PATTERNS}
         regs = re.findall(r"Used (\d+) registers", log)
         spills = re.findall(r"(\d+) bytes spill stores", log)
-        print(f"kernel {key} {p}")
+        print(f"kernel {key} {k.source} {' '.join(a.option)} {p}")
         print(f"   registers {regs} spill stores {spills}  " +
               " ".join(f"{n}={c}" for n, c in counts.items() if c))
         if log.strip():

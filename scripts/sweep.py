@@ -62,12 +62,12 @@ class Bench:
         q, al = self.q, plan.align
         am, bm = operands.raw(q, self.ca, al), operands.raw(q, self.cb, al)
         cm = operands.poison(q, operands.empty(q, 263, 517, operands.rounded(517, al)))
-        cl.wait_for_events(plan.launch(am, bm, cm))
+        cl.wait_for_events(plan.bind(am, bm, cm)())
         return verify.rel_error(operands.to_host(q, cm), self.cref)
 
     def time(self, plan, repeat):
         am, bm, cm = self.operands(plan.align)
-        return timing.profile(lambda: plan.launch(am, bm, cm), repeat=repeat, warmup=1)
+        return timing.profile(plan.bind(am, bm, cm), repeat=repeat, warmup=1)
 
 
 def sweep(q, kern, bench, budget_s, repeat, seed, log):

@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--out", default="tune_summary.json")
     ap.add_argument("--compare", action="store_true", help="time the best against the defaults")
+    ap.add_argument("--fresh", action="store_true", help="ignore earlier logs of these jobs")
     a = ap.parse_args()
     queue = device.queue(device.select()) if a.compare else None
     out = {"device": device.describe(device.select()), "date": time.strftime("%Y-%m-%d"),
@@ -54,7 +55,7 @@ def main():
         kernel, size, strategy, budget, limit = job.split(":")
         m, n, k = (int(d) for d in size.split("x")) if "x" in size else (int(size),) * 3
         res = tune(kernel, m, n, k, strategy=strategy, budget=int(budget) or None,
-                   time_limit=float(limit) or None, workers=a.workers)
+                   time_limit=float(limit) or None, workers=a.workers, fresh=a.fresh)
         summ = res.summary()
         out["jobs"].append(summ)
         b = summ["best"]

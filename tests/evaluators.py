@@ -25,8 +25,8 @@ class Faulty(Evaluator):
         if ts == 16:
             time.sleep(600)
         if ts == 32:
-            launch = plan.launch
-            plan.launch = lambda a, b, c, alpha=1.0, beta=0.0, wait_for=None: launch(a, b, c, 2 * alpha, beta)
+            bind = plan.bind
+            plan.bind = lambda a, b, c, alpha=1.0, beta=0.0: bind(a, b, c, 2 * alpha, beta)
         return super().measure(plan, cutoff_ms)
 
 

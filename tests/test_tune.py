@@ -248,11 +248,11 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.tune import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {(True, False, False)}     # (EXACT, A_KMAJOR, B_NMAJOR) builds made
-    assert set(plan._knls) == exact_only
+    exact_only = {(True, False, False, False)}    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K) builds
+    assert set(plan._programs) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
-    assert set(plan._knls) == exact_only
+    assert set(plan._programs) == exact_only
 
 
 def test_export_t4(tmp_path):
@@ -278,3 +278,33 @@ def test_export_t4(tmp_path):
                        {"params": {"TS": 4}, "status": "wrong", "rel_error": 1.0}], {})
     assert [x["invalidity"] for x in failed["results"]] == ["runtime", "correctness"]
     assert all(x["correctness"] == 0 and x["measurements"] == [] for x in failed["results"])
+
+
+def test_split_target_checks_the_split_build(queue):
+    """A target that auto-splits k is checked at the odd shape with the SPLIT_K build too,
+    so the one program compiled ahead is the one checked and timed."""
+    from clgemm.tune import Evaluator
+    ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
+    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+    assert plan.splits(1, 32, 4096) > 1
+    split_only = {(False, False, False, True)}
+    assert set(plan._programs) == split_only
+    assert ev.measure(plan)["status"] == "ok"
+    assert set(plan._programs) == split_only
+
+
+def test_tpe_proposes_the_winners_at_other_shapes_first(queue):
+    """Warm start: the database's winners (nearest shape first) are evaluated before the
+    model's own proposals; invalid or already measured ones are skipped."""
+    from clgemm import kernels
+    from clgemm.tune import TPE
+    kern = kernels.get("5")
+    valid = [p for p in kern.space() if not kern.violations(p, queue.device)][:400]
+    w1, w2, measured = valid[123], valid[7], valid[50]
+    bad = dict(valid[0], WPTM=32, WPTN=32)              # breaks the register cap
+    strat = TPE(valid, {tuple(sorted(measured.items())): 5.0}, 0, kern, queue.device,
+                first=[w1, bad, measured, w2])
+    assert strat.propose() == w1
+    assert strat.propose() == w2
+    third = strat.propose()
+    assert third not in (w1, w2, measured)
