@@ -22,6 +22,7 @@
 // worth 5%. Still short of the padded local-memory transpose (0.93x). A variant whose
 // lanes each wrote 32 contiguous bytes as two 16-byte stores fell to 0.48x: the two halves
 // of each sector then come from different store instructions.
+// NW > 1 is not yet measured on the H200.
 // Constraints: 32*WARPS <= max work-group size; NW divides WARPS.
 // Edges: any rows, cols >= 1. Tiles that reach past the matrix, or leading dimensions
 // that are not multiples of 4, take guarded scalar loads and stores; every lane still
