@@ -308,3 +308,18 @@ def test_tpe_proposes_the_winners_at_other_shapes_first(queue):
     assert strat.propose() == w2
     third = strat.propose()
     assert third not in (w1, w2, measured)
+
+
+def test_warm_start_points_are_the_winners_nearest_first_then_the_defaults(queue, tmp_path, monkeypatch):
+    from clgemm import kernels
+    from clgemm.tune import _winners
+    dev = queue.device
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"1000x1000x1000": {"params": {"TS": 8}, "gflops": 3.0},
+              "100x100x100": {"params": {"TS": 16}, "gflops": 5.0},
+              "120x100x100": {"params": {"TS": 16}, "gflops": 4.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    default = kernels.get("2").defaults
+    assert _winners(dev, kernels.get("2"), (90, 90, 90)) == [{"TS": 16}, {"TS": 8}, default]
+    assert _winners(dev, kernels.get("2"), (900, 900, 900)) == [{"TS": 8}, {"TS": 16}, default]
