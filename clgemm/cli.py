@@ -114,9 +114,10 @@ def _split_k(ctx, param, value: str) -> int | str:
 @click.option("--beta", type=float, default=0.0, show_default=True)
 @click.option("--trans-a", is_flag=True, help="A is given as K x M; use its transpose")
 @click.option("--trans-b", is_flag=True, help="B is given as N x K; use its transpose")
-@click.option("--transposed-by", type=click.Choice(["transpose", "kernel"]), default="transpose",
+@click.option("--transposed-by", type=click.Choice(["auto", "transpose", "kernel"]), default="auto",
               show_default=True, help="a transposed operand is copied row-major by a device "
-              "transpose first, or read as it lies by the kernel (kernels 5 and 6)")
+              "transpose first, or read as it lies by the kernel (kernels 5 and 6); auto reads "
+              "A as it lies and transposes B, the faster way for each on the H200")
 @click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="no", show_default=True,
               help="copy a shape that is not a whole number of tiles into zero-padded buffers "
                    "to run the build without bounds checks (kernels 5 and 6)")
@@ -139,6 +140,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
+            "read_as_they_lie",
             "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:

@@ -14,7 +14,7 @@ from .operands import Matrix, is_transposed, rounded
 from .transpose import TransposePlan
 
 
-TRANSPOSED_BY = ("transpose", "kernel")
+TRANSPOSED_BY = ("auto", "transpose", "kernel")
 PAD = ("auto", "yes", "no")
 PAD_MIN_VOLUME = 2**27   # M*N*K (512^3): below it a launch is short and the copies would show
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
@@ -31,14 +31,16 @@ class GemmPlan:
 
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
-                 shape: tuple[int, int, int] | None = None, transposed_by: str = "transpose",
+                 shape: tuple[int, int, int] | None = None, transposed_by: str = "auto",
                  pad: str = "no", split_k: int | str = "auto"):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
         `params` overrides either. Without a kernel, the database's fastest is taken.
         `transposed_by` says how gemm() treats an operand stored transposed: "transpose"
         copies it row-major with a device transpose first; "kernel" has a kernel that can
-        (kernels 5 and 6) read it as it lies. `pad` says when a shape that is not a whole
+        (kernels 5 and 6) read it as it lies; "auto" reads the left operand as it lies and
+        transposes the right one where the kernel can, which was the faster way for each on
+        the H200 (results/h200/README.md, session 3), else transposes. `pad` says when a shape that is not a whole
         number of tiles is copied into zero-padded buffers that are, so that the build
         without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no".
         `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
@@ -68,7 +70,10 @@ class GemmPlan:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
                              f"operands as they lie (kernels 5 and 6 can); use "
                              f"transposed_by=\"transpose\"")
-        self.reads_transposed = transposed_by == "kernel"
+        # whether the kernel reads its left (A) and right (B) operand as it lies
+        self.transposed_by = transposed_by
+        self.reads = ((transposed_by != "transpose" and self.kernel.layouts),
+                      transposed_by == "kernel")
         self._programs: dict[tuple, cl.Program] = {}
         self._workspace: cl.Buffer | None = None
         self.local = self.kernel.geometry.local_size(self.params)
@@ -173,6 +178,7 @@ class Prepared:
     target: object          # c or c.T (None without c), in out's orientation
     tplan: TransposePlan | None
     splits: int = 1         # slices of k (split-K)
+    read: tuple[str, ...] = ()   # the transposed operands ("A", "B") read as they lie
 
     def launch(self) -> list[cl.Event]:
         return [e for step in self.steps for e in timing.events(step())]
@@ -180,7 +186,7 @@ class Prepared:
 
 def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
          trans_a: bool = False, trans_b: bool = False, kernel: object = None,
-         params: Mapping[str, object] | None = None, transposed_by: str = "transpose",
+         params: Mapping[str, object] | None = None, transposed_by: str = "auto",
          split_k: int | str = "auto"):
     """C = alpha * op(A) @ op(B) + beta * C in float32.
 
@@ -189,8 +195,9 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     is written into it (in place for Arrays) and `c` is returned; beta == 0 never reads c.
     Fortran-ordered operands are used as they lie in memory: when both are, the kernel
     computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
-    device, so no extra host copy is made. With transposed_by="kernel", kernels 5 and 6
-    read transposed operands as they lie instead of after a device transpose. `split_k`
+    device, so no extra host copy is made. Kernels 5 and 6 can also read a transposed
+    operand as it lies: transposed_by="kernel" for both, "transpose" for neither, "auto"
+    (the default) for the left one only, which measured fastest (GemmPlan). `split_k`
     (kernels 5 and 6) cuts k into that many slices computed apart and then summed; "auto"
     does so only when C has too few tiles to fill the device (GemmPlan.splits).
     """
@@ -226,30 +233,31 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
         raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
 
     # Multiply either X=op(A), Y=op(B) into C, or X=op(B)^T, Y=op(A)^T into C^T: whichever
-    # needs fewer matrices re-laid out (a Fortran-ordered matrix is its transpose row-major).
-    # A kernel that reads transposed operands as they lie only needs C the right way round.
+    # needs fewer device transposes (a Fortran-ordered matrix is its transpose row-major):
+    # of an operand the kernel does not read as it lies, and of C on the way in (beta != 0)
+    # and out.
     c_needed = c is not None and beta != 0.0
-    if plan.reads_transposed:
-        swap = c is not None and is_transposed(c)
-    else:
-        direct = is_transposed(opa) + is_transposed(opb) + (c_needed and is_transposed(c))
-        swapped = (not is_transposed(opa)) + (not is_transposed(opb)) + (c_needed and not is_transposed(c))
-        swap = swapped < direct
+    rx, ry = plan.reads
+
+    def transposes(x_t: bool, y_t: bool, c_t: bool) -> int:
+        return (x_t and not rx) + (y_t and not ry) + (c is not None and c_t) * (1 + c_needed)
+
+    ta_, tb_, tc_ = is_transposed(opa), is_transposed(opb), c is not None and is_transposed(c)
+    swap = transposes(not tb_, not ta_, not tc_) < transposes(ta_, tb_, tc_)
     x, y = (opb.T, opa.T) if swap else (opa, opb)
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
 
-    # a kernel that reads transposed operands as they lie takes each in its own layout
-    ta, tb = plan.reads_transposed and is_transposed(x), plan.reads_transposed and is_transposed(y)
+    # an operand the kernel reads as it lies is taken in its own layout
+    ta, tb = rx and is_transposed(x), ry and is_transposed(y)
     mp, np_, kp = plan.kernel.whole_tiles(plan.params, rows, cols, k)
     padded = [(mp, kp), (kp, np_), (mp, np_)] if plan.pads(rows, cols, k) else []
 
     al = plan.align
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
-    # the matrices a device transpose re-lays out (only C, if any, where the kernel reads
-    # operands as they lie)
-    relaid = [shape for v, shape in mats[2 if plan.reads_transposed else 0:]
-              if v is not None and is_transposed(v)]
+    # the matrices a device transpose re-lays out
+    relaid = [shape for (v, shape), read in zip(mats, (rx, ry, False))
+              if v is not None and is_transposed(v) and not read]
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
     launched = (mp, np_, kp) if padded else (rows, cols, k)
@@ -260,11 +268,9 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     plan.compiled(*launched, ta, tb)   # errors before I/O
     tplan = TransposePlan(queue) if relaid else None
     steps: list[Callable[[], cl.Event]] = []
-    if plan.reads_transposed:       # as they lie: the memory of a transposed one is x.T
-        xm, ym = operands.raw(queue, x, al), operands.raw(queue, y, al)
-    else:
-        xm = _row_major(queue, x, al, tplan, steps)
-        ym = _row_major(queue, y, al, tplan, steps)
+    # as they lie (the memory of a transposed one is x.T), or row-major after a transpose
+    xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps)
+    ym = operands.raw(queue, y, al) if ry else _row_major(queue, y, al, tplan, steps)
     if c_needed:
         cm = _row_major(queue, target, al, tplan, steps)
     elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
@@ -282,7 +288,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
         steps.append(lambda: operands.copy_rect(queue, cp.buf, cp.ld, cm.buf, cm.ld, rows, cols))
     else:
         steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
-    return Prepared(steps, cm, swap, target, tplan, slices)
+    read = tuple(name for name, t in zip("BA" if swap else "AB", (ta, tb)) if t)
+    return Prepared(steps, cm, swap, target, tplan, slices, read)
 
 
 def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list | None) -> Matrix:

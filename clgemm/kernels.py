@@ -336,11 +336,8 @@ _register(Kernel(
     technique="4x4 blocks exchanged by shuffle in registers; 16-byte loads and stores",
     params=(Param("WARPS", 2, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
             Param("TILES", 8, (1, 2, 4, 8, 16), "8-row tiles each warp moves"),
-            Param("WIDE", 1, (0, 1), "32-column warp tiles: whole-row loads, one more exchange"),
-            Param("NW", 1, (1, 2, 4, 8), "of the warps, how many sit side by side along columns")),
-    constraints=(Constraint("NW divides WARPS", lambda p: p["WARPS"] % p["NW"] == 0),),
-    geometry=Geometry(tile=lambda p: (8 * p["WARPS"] // p["NW"] * p["TILES"],
-                                      (16 << p["WIDE"]) * p["NW"]),
+            Param("WIDE", 1, (0, 1), "32-column warp tiles: whole-row loads, one more exchange")),
+    geometry=Geometry(tile=lambda p: (8 * p["WARPS"] * p["TILES"], 16 << p["WIDE"]),
                       local=lambda p: (32, p["WARPS"]),
                       local_bytes=lambda p: 4 * 32 * p["WARPS"]),
 ))

@@ -10,10 +10,8 @@
 // No local memory and no barrier on NVIDIA (inline PTX shuffles); elsewhere the shuffle is
 // emulated through local memory (see shuffle.cl).
 //
-// Parameters: WARPS (warps per work-group, along dimension 1), NW (how many of them sit
-// side by side along the columns, so that a work-group reads NW*TCOLS contiguous floats of
-// each input row; the rest are stacked along the rows), TILES (tiles each warp moves per
-// launch, all loaded before the first exchange to keep more loads in flight),
+// Parameters: WARPS (warps per work-group, along dimension 1), TILES (tiles each warp
+// moves per launch, all loaded before the first exchange to keep more loads in flight),
 // WIDE (1: a warp tile of 8 x 32, so that each load covers four whole 128-byte rows;
 // lanes i and i^1 then trade halves so that each store still fills whole sectors).
 // H200, 8192^2, counting reads and writes, ratio to a device copy in the same run
@@ -21,9 +19,11 @@
 // 3715 GB/s, 0.888x; WIDE=0 peaks at 0.847x (WARPS=1 TILES=4): the whole-row loads are
 // worth 5%. Still short of the padded local-memory transpose (0.93x). A variant whose
 // lanes each wrote 32 contiguous bytes as two 16-byte stores fell to 0.48x: the two halves
-// of each sector then come from different store instructions.
-// NW > 1 is not yet measured on the H200.
-// Constraints: 32*WARPS <= max work-group size; NW divides WARPS.
+// of each sector then come from different store instructions. TILES=16 did not help
+// (0.879-0.881x), nor did warps placed side by side along the columns so that a
+// work-group reads 256-1024 contiguous bytes of each input row, as the local transpose
+// does (0.847-0.885x against 0.890x in the same run; results/h200/session3/call16/).
+// Constraints: 32*WARPS <= max work-group size.
 // Edges: any rows, cols >= 1. Tiles that reach past the matrix, or leading dimensions
 // that are not multiples of 4, take guarded scalar loads and stores; every lane still
 // takes part in the shuffles.
@@ -40,13 +40,9 @@
 #ifndef WIDE
 #define WIDE 1
 #endif
-#ifndef NW
-#define NW 1
-#endif
 
-#define WM (WARPS / NW)             // warps stacked along the rows
-#define TROWS (8 * WM * TILES)      // input rows per work-group
-#define TCOLS (16 << WIDE)          // input columns per warp
+#define TROWS (8 * WARPS * TILES)   // input rows per work-group
+#define TCOLS (16 << WIDE)          // input columns per work-group
 #define HB (1 + WIDE)               // 4-row blocks per lane per tile
 
 __kernel __attribute__((reqd_work_group_size(32, WARPS, 1)))
@@ -54,16 +50,15 @@ void transpose(const int rows, const int cols,
                const __global float* restrict in, const int ldi,
                __global float* restrict out, const int ldo) {
     SHUFFLE_SCRATCH(32 * WARPS)
-    const int lane = get_local_id(0), lid_ = get_local_id(1) * 32 + lane;
-    // this warp is the wm-th along the rows and the wn-th along the columns of the block
-    const int wm = get_local_id(1) / NW, wn = get_local_id(1) % NW;
+    const int lane = get_local_id(0), warp = get_local_id(1);
+    const int lid_ = warp * 32 + lane;
     const int q = lane & 3;
 #if WIDE
     const int i = lane >> 2;                       // column block 0..7; row block = hb
 #else
     const int i = (lane >> 2) & 3, hl = lane >> 4; // column block 0..3; row block = hl
 #endif
-    const int c0 = (get_group_id(0) * NW + wn) * TCOLS;
+    const int c0 = get_group_id(0) * TCOLS;
     const int rbase = get_group_id(1) * TROWS;
     const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + TCOLS <= cols && rbase + TROWS <= rows;
 
@@ -77,7 +72,7 @@ void transpose(const int rows, const int cols,
 #else
             const int h = hl;
 #endif
-            const int row = rbase + (t * WM + wm) * 8 + 4 * h + q, col = c0 + 4 * i;
+            const int row = rbase + (t * WARPS + warp) * 8 + 4 * h + q, col = c0 + 4 * i;
             if (full) {
                 const float4 v = *(const __global float4*)(in + row * ldi + col);
                 UNPACK4(v, x[t][hb], 0);
@@ -113,10 +108,10 @@ void transpose(const int rows, const int cols,
         for (int hb = 0; hb < HB; hb++) {
 #if WIDE
             const int orow = c0 + 4 * ((i & ~1) + hb) + q;
-            const int ocol = rbase + (t * WM + wm) * 8 + 4 * (i & 1);
+            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * (i & 1);
 #else
             const int orow = c0 + 4 * i + q;
-            const int ocol = rbase + (t * WM + wm) * 8 + 4 * hl;
+            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * hl;
 #endif
             if (full) {
                 *(__global float4*)(out + orow * ldo + ocol) = PACK4(x[t][hb], 0);

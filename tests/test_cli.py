@@ -87,14 +87,19 @@ def test_run_errors_are_clear(args, words):
     assert "Traceback" not in r.output
 
 
-@pytest.mark.parametrize("by,launches", [("transpose", 2), ("kernel", 1)])
-def test_run_transposed_operand_either_way(by, launches):
-    r = invoke("run", "--kernel", "5", "--m", "40", "--n", "36", "--k", "20", "--trans-b",
+@pytest.mark.parametrize("flag,by,launches,read", [
+    ("--trans-b", "transpose", 2, []), ("--trans-b", "kernel", 1, ["B"]),
+    ("--trans-b", "auto", 2, []), ("--trans-a", "auto", 1, ["A"]), ("--trans-a", "transpose", 2, []),
+])
+def test_run_transposed_operand_either_way(flag, by, launches, read):
+    """auto reads A^T as it lies and transposes B^T first (the faster way for each on the H200)."""
+    r = invoke("run", "--kernel", "5", "--m", "40", "--n", "36", "--k", "20", flag,
                "--transposed-by", by, "--json", "--param", "TSM=32", "--param", "TSN=32",
                "--param", "WPTM=4", "--param", "WPTN=4")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["verified"] and out["transposed_by"] == by and out["launches"] == launches
+    assert out["read_as_they_lie"] == read
 
 
 def test_run_pad_yes_reports_padding():

@@ -62,20 +62,24 @@ def test_array_result_stays_on_device(queue, rng, monkeypatch):
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 @pytest.mark.parametrize("order", "CF")
-@pytest.mark.parametrize("by", ["transpose", "kernel"])
+@pytest.mark.parametrize("by", ["transpose", "kernel", "auto"])
 def test_transposed_operands(queue, rng, trans_a, trans_b, order, by, monkeypatch):
     m, n, k = 19, 37, 11
     a = rand(rng, *((k, m) if trans_a else (m, k)), order=order)
     b = rand(rng, *((n, k) if trans_b else (k, n)), order=order)
     launches = []
     monkeypatch.setattr(GemmPlan, "bind", spy(GemmPlan.bind, launches))
-    monkeypatch.setattr(TransposePlan, "launch", spy(TransposePlan.launch, launches))
+    monkeypatch.setattr(TransposePlan, "bind", spy(TransposePlan.bind, launches))
     c = clgemm.gemm(queue, a, b, trans_a=trans_a, trans_b=trans_b, kernel="5", params=P5,
                     transposed_by=by)
     ref = verify.reference(a.T if trans_a else a, b.T if trans_b else b)
     assert close(c, ref, k)
     if by == "kernel":      # operands read as they lie: one launch, no transposes
         assert launches == ["GemmPlan"]
+    if by == "auto":        # A^T read as it lies; B^T transposed unless C^T = B^T A^T avoids it
+        op_a_t, op_b_t = trans_a != (order == "F"), trans_b != (order == "F")
+        assert launches.count("TransposePlan") == (op_b_t and not op_a_t)
+        assert launches.count("GemmPlan") == 1
 
 
 def spy(method, log):
@@ -260,7 +264,7 @@ from hypothesis import strategies as st  # noqa: E402
 @given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40),
        ta=st.booleans(), tb=st.booleans(), orders=st.sampled_from(["CCC", "FCF", "CFC", "FFF", "FFC"]),
        with_c=st.booleans(), beta=st.sampled_from([0.0, 1.0, -0.5]), as_array=st.booleans(),
-       kernel=st.sampled_from(["3", "5", "6"]), by=st.sampled_from(["transpose", "kernel"]))
+       kernel=st.sampled_from(["3", "5", "6"]), by=st.sampled_from(["transpose", "kernel", "auto"]))
 def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel, by):
     rng = np.random.default_rng()
     a = rand(rng, *((k, m) if ta else (m, k)), order=orders[0])
@@ -272,7 +276,7 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
     c = put(c0) if with_c else None
     out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
                       kernel=kernel, params=params,
-                      transposed_by="transpose" if kernel == "3" else by)   # 3 reads row-major only
+                      transposed_by="transpose" if kernel == "3" and by == "kernel" else by)
     got = out.get() if as_array else out
     ref = verify.reference(a.T if ta else a, b.T if tb else b, 1.5, beta if with_c else 0.0, c0)
     assert got.shape == (m, n)
