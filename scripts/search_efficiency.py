@@ -10,6 +10,7 @@ complete grid sweep answers the question for the kernel's whole space.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -54,6 +55,9 @@ def main():
         recs = list(db.read_log(Path(a.log), kern))
     table = {_key(r["params"]): (r["gflops"] if r["status"] == "ok" else None) for r in recs}
     space = [r["params"] for r in recs]
+    # the strategies search the space the log covers (the registry's may have grown since)
+    kern = dataclasses.replace(kern, params=tuple(
+        dataclasses.replace(p, space=tuple(sorted({q[p.name] for q in space}))) for p in kern.params))
     best = max(g for g in table.values() if g)
     target = (1 - a.within) * best
     out = {"log": a.log, "points": len(space), "best_gflops": best, "within": a.within,

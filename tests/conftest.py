@@ -9,10 +9,10 @@ SMALL = {
     "1": [{"TS": 4}, {"TS": 8}],
     "2": [{"TS": 4}, {"TS": 8}],
     "3": [dict(TSM=16, TSN=16, TSK=4, WPTM=2, WPTN=2), dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=1)],
-    "4": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+    "4": [dict(TSM=16, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=0)],
     "5": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0),
-          dict(TSM=32, TSN=32, TSK=8, WPTM=2, WPTN=2, WIDTH=1, PAD=1)],
+          dict(TSM=32, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=1, PAD=1)],
     "6": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=1, PAD=0),
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
 }
