@@ -242,8 +242,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     def transposes(x_t: bool, y_t: bool, c_t: bool) -> int:
         return (x_t and not rx) + (y_t and not ry) + (c is not None and c_t) * (1 + c_needed)
 
-    ta_, tb_, tc_ = is_transposed(opa), is_transposed(opb), c is not None and is_transposed(c)
-    swap = transposes(not tb_, not ta_, not tc_) < transposes(ta_, tb_, tc_)
+    a_t, b_t, c_t = is_transposed(opa), is_transposed(opb), c is not None and is_transposed(c)
+    swap = transposes(not b_t, not a_t, not c_t) < transposes(a_t, b_t, c_t)
     x, y = (opb.T, opa.T) if swap else (opa, opb)
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
