@@ -145,23 +145,20 @@ class GemmPlan:
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor)
         s = self.splits(m, n, k)
-        q, local = self.queue, self.local + (1,)
-        head = (np.int32(m), np.int32(n), np.int32(k))
+        q = self.queue
+        # with split-K the gemm kernel writes s slices of the partial product, each m x c.ld,
+        # into the workspace, and splitk_reduce sums them into c with alpha and beta
+        out, ab = (c.buf, (alpha, beta)) if s == 1 else (self.workspace(s * m * c.ld), (1.0, 0.0))
+        gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
+                          (np.int32(m), np.int32(n), np.int32(k), np.float32(ab[0]), a.buf,
+                           np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
+                           np.int32(c.ld)), held=(a, b, c, out))
         if s == 1:
-            one = build.bind(q, prg, "gemm", (gx, gy, 1), local,
-                             head + (np.float32(alpha), a.buf, np.int32(a.ld), b.buf,
-                                     np.int32(b.ld), np.float32(beta), c.buf, np.int32(c.ld)),
-                             held=(a, b, c))
-            return lambda: [one()]
-        # slices of the partial product, each m x c.ld, into the workspace, then their sum
-        w = self.workspace(s * m * c.ld)
-        part = build.bind(q, prg, "gemm", (gx, gy, s), local,
-                          head + (np.float32(1.0), a.buf, np.int32(a.ld), b.buf, np.int32(b.ld),
-                                  np.float32(0.0), w, np.int32(c.ld)), held=(a, b, w))
+            return lambda: [gemm()]
         total = build.bind(q, prg, "splitk_reduce", (-(-n // 64) * 64, m), (64, 1),
-                           (np.int32(m), np.int32(n), np.int32(s), np.float32(alpha), w,
-                            np.float32(beta), c.buf, np.int32(c.ld)), held=(w, c))
-        return lambda: [part(), total()]
+                           (np.int32(m), np.int32(n), np.int32(s), np.float32(alpha), out,
+                            np.float32(beta), c.buf, np.int32(c.ld)), held=(out, c))
+        return lambda: [gemm(), total()]
 
     def launch(self, *args, **kwargs) -> list[cl.Event]:
         """bind(...)(): one launch."""
