@@ -117,10 +117,12 @@ def _split_k(ctx, param, value: str) -> int | str:
 @click.option("--transposed-by", type=click.Choice(["auto", "transpose", "kernel"]), default="auto",
               show_default=True, help="a transposed operand is copied row-major by a device "
               "transpose first, or read as it lies by the kernel (kernels 5 and 6); auto reads "
-              "A as it lies and transposes B, the faster way for each on the H200")
-@click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="no", show_default=True,
-              help="copy a shape that is not a whole number of tiles into zero-padded buffers "
-                   "to run the build without bounds checks (kernels 5 and 6)")
+              "A as it lies and transposes B, the faster way for each on the H200, and for large "
+              "products turns a row-major A K-major first")
+@click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
+              help="copy A and B of a shape that is not a whole number of tiles into "
+                   "zero-padded buffers to run the build without bounds checks (kernels 5 and "
+                   "6); auto does so for large shapes where it adds at most 15% work")
 @click.option("--split-k", default="auto", show_default=True, callback=_split_k, metavar="auto|S",
               help="cut k into S slices computed apart and summed by a second kernel (kernels 5 "
                    "and 6); auto splits only when C has too few tiles to fill the device")
@@ -140,7 +142,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
-            "read_as_they_lie",
+            "read_as_they_lie", "a_kmajor",
             "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:
@@ -155,7 +157,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(f"shape    M={m} N={n} K={k}{ops}")
         click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
         split = f", k cut into {r['splits']} slices (split-K)" if r["splits"] > 1 else ""
-        steps = f", {r['launches']} kernels each{split}" if r["launches"] > 1 else ""
+        relaid = ", A turned K-major by a device transpose" if r["a_kmajor"] else ""
+        steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
                    f"profiling events)")

@@ -16,13 +16,22 @@ from .transpose import TransposePlan
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
 PAD = ("auto", "yes", "no")
-PAD_MIN_VOLUME = 2**27   # M*N*K (512^3): below it a launch is short and the copies would show
+# pad "auto" (the default): zero-padded copies of A and B for the EXACT build. On the H200
+# at 4000^3 (results/NOTES.md, session 4) +2.1% over the best unpadded point, with the
+# copies counted; smaller shapes, where the copies weigh more, were not measured.
+PAD_MIN_VOLUME = 2**35   # M*N*K (about 3250^3)
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
 # split-K "auto": slices until the work-groups number SPLIT_FILL per compute unit, each
 # slice at least SPLIT_MIN_K deep. On the H200 (results/NOTES.md, session 3) splitting paid
 # at 128 work-groups (+23%) and lost at 256 (-8 to -12%), and at 512^3 (slices of 256)
 SPLIT_FILL = 1
 SPLIT_MIN_K = 512
+# transposed_by="auto" also turns a row-major A K-major with a device transpose first, for
+# kernels that read it so, once the product is large enough to repay the transpose. On the
+# H200, transpose included (results/NOTES.md, session 4): +1.5% at 8192^3, +0.3% at 4096^3,
+# -0.2% at 4000^3, -2.4% at 2048^3, -3.8% at 4096x1024x4096, -5% at 256x8192x8192.
+KMAJOR_MIN_N = 4096
+KMAJOR_MIN_VOLUME = 2**38   # M*N*K: between 4096^3 (2^36, about even) and 8192^3 (2^39)
 
 
 class GemmPlan:
@@ -32,7 +41,7 @@ class GemmPlan:
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
                  shape: tuple[int, int, int] | None = None, transposed_by: str = "auto",
-                 pad: str = "no", split_k: int | str = "auto"):
+                 pad: str = "auto", split_k: int | str = "auto"):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
         `params` overrides either. Without a kernel, the database's fastest is taken.
@@ -40,7 +49,8 @@ class GemmPlan:
         copies it row-major with a device transpose first; "kernel" has a kernel that can
         (kernels 5 and 6) read it as it lies; "auto" reads the left operand as it lies and
         transposes the right one where the kernel can, which was the faster way for each on
-        the H200 (results/h200/README.md, session 3), else transposes. `pad` says when a shape that is not a whole
+        the H200 (results/h200/README.md, session 3), else transposes; for large products it
+        also turns a row-major left operand K-major first (`kmajor_a`). `pad` says when a shape that is not a whole
         number of tiles is copied into zero-padded buffers that are, so that the build
         without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no".
         `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
@@ -113,6 +123,13 @@ class GemmPlan:
         per = -(-depth // min(s, depth))
         return -(-depth // per)
 
+    def kmajor_a(self, m: int, n: int, k: int) -> bool:
+        """Whether a launch at (m, n, k) reads a row-major A after a device transpose to
+        K x M (see KMAJOR_MIN_N): each element of A is reused n times, the transpose reads and
+        writes it once."""
+        return (self.transposed_by == "auto" and self.kernel.layouts and n >= KMAJOR_MIN_N
+                and m * n * k >= KMAJOR_MIN_VOLUME)
+
     def workspace(self, floats: int) -> cl.Buffer:
         """The split-K partial sums' buffer, kept for the next launch."""
         if self._workspace is None or self._workspace.size < 4 * floats:
@@ -139,24 +156,29 @@ class GemmPlan:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices, where op(a) is
         a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`, as
         a call that enqueues it and returns the kernels' events in order (two with split-K).
-        The arguments are set once here (build.bind), so that a repeated call only enqueues."""
+        op(a) and op(b) may be larger than c (zero-padded to whole tiles, `pads`): the launch
+        covers the operands, the kernel writes only c's rows and columns, since its stores
+        are bounds-checked in every build. The arguments are set once here (build.bind), so
+        that a repeated call only enqueues."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor)
         s = self.splits(m, n, k)
         q = self.queue
-        # with split-K the gemm kernel writes s slices of the partial product, each m x c.ld,
-        # into the workspace, and splitk_reduce sums them into c with alpha and beta
-        out, ab = (c.buf, (alpha, beta)) if s == 1 else (self.workspace(s * m * c.ld), (1.0, 0.0))
+        # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
+        # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
+        out, ab = ((c.buf, (alpha, beta)) if s == 1
+                   else (self.workspace(s * c.rows * c.ld), (1.0, 0.0)))
+        rows, cols = np.int32(c.rows), np.int32(c.cols)
         gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
-                          (np.int32(m), np.int32(n), np.int32(k), np.float32(ab[0]), a.buf,
+                          (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
                            np.int32(c.ld)), held=(a, b, c, out))
         if s == 1:
             return lambda: [gemm()]
-        total = build.bind(q, prg, "splitk_reduce", (-(-n // 64) * 64, m), (64, 1),
-                           (np.int32(m), np.int32(n), np.int32(s), np.float32(alpha), out,
+        total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 64) * 64, c.rows), (64, 1),
+                           (rows, cols, np.int32(s), np.float32(alpha), out,
                             np.float32(beta), c.buf, np.int32(c.ld)), held=(out, c))
         return lambda: [gemm(), total()]
 
@@ -176,6 +198,7 @@ class Prepared:
     tplan: TransposePlan | None
     splits: int = 1         # slices of k (split-K)
     read: tuple[str, ...] = ()   # the transposed operands ("A", "B") read as they lie
+    kmajor: bool = False         # the left operand was transposed to K-major (kmajor_a)
 
     def launch(self) -> list[cl.Event]:
         return [e for step in self.steps for e in timing.events(step())]
@@ -194,7 +217,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     computes C^T = op(B)^T op(A)^T instead, and otherwise one operand is transposed on the
     device, so no extra host copy is made. Kernels 5 and 6 can also read a transposed
     operand as it lies: transposed_by="kernel" for both, "transpose" for neither, "auto"
-    (the default) for the left one only, which measured fastest (GemmPlan). `split_k`
+    (the default) for the left one only, which measured fastest; "auto" also lays a
+    row-major A out K-major on the device for large products (GemmPlan.kmajor_a). `split_k`
     (kernels 5 and 6) cuts k into that many slices computed apart and then summed; "auto"
     does so only when C has too few tiles to fill the device (GemmPlan.splits).
     """
@@ -245,28 +269,34 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     target = None if c is None else (c.T if swap else c)
     rows, cols = x.shape[0], y.shape[1]
 
-    # an operand the kernel reads as it lies is taken in its own layout
+    # an operand the kernel reads as it lies is taken in its own layout; a row-major left
+    # one may be turned K-major first (GemmPlan.kmajor_a)
     ta, tb = rx and is_transposed(x), ry and is_transposed(y)
+    kmajor = rx and not ta and plan.kmajor_a(rows, cols, k)
+    ta = ta or kmajor
     mp, np_, kp = plan.kernel.whole_tiles(plan.params, rows, cols, k)
-    padded = [(mp, kp), (kp, np_), (mp, np_)] if plan.pads(rows, cols, k) else []
+    padded = [(mp, kp), (kp, np_)] if plan.pads(rows, cols, k) else []
 
     al = plan.align
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
     # the matrices a device transpose re-lays out
     relaid = [shape for (v, shape), read in zip(mats, (rx, ry, False))
               if v is not None and is_transposed(v) and not read]
+    relaid += [(k, rounded(rows, al))] if kmajor else []
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
     launched = (mp, np_, kp) if padded else (rows, cols, k)
-    ld_c = np_ if padded else rounded(cols, al)
     slices = plan.splits(*launched)
-    partial = [(slices * launched[0], ld_c)] if slices > 1 else []
+    partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
     plan.compiled(*launched, ta, tb)   # errors before I/O
     tplan = TransposePlan(queue) if relaid else None
     steps: list[Callable[[], cl.Event]] = []
     # as they lie (the memory of a transposed one is x.T), or row-major after a transpose
-    xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps)
+    if kmajor:
+        xm = _relaid(queue, x, al, tplan, steps)
+    else:
+        xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps)
     ym = operands.raw(queue, y, al) if ry else _row_major(queue, y, al, tplan, steps)
     if c_needed:
         cm = _row_major(queue, target, al, tplan, steps)
@@ -277,24 +307,18 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     beta = beta if c_needed else 0.0
     if padded:
         # whole tiles: operands copied into zero-padded buffers (their padding stays zero,
-        # so it adds nothing to the sums), the product computed there, C copied back
+        # so it adds nothing to the sums); the kernel writes C's own rows and columns in place
         xm = _pad(queue, xm, (kp, mp) if ta else (mp, kp), steps)
         ym = _pad(queue, ym, (np_, kp) if tb else (kp, np_), steps)
-        cp = _pad(queue, cm, (mp, np_), steps if c_needed else None)
-        steps.append(plan.bind(xm, ym, cp, alpha, beta, a_kmajor=ta, b_nmajor=tb))
-        steps.append(lambda: operands.copy_rect(queue, cp.buf, cp.ld, cm.buf, cm.ld, rows, cols))
-    else:
-        steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
-    read = tuple(name for name, t in zip("BA" if swap else "AB", (ta, tb)) if t)
-    return Prepared(steps, cm, swap, target, tplan, slices, read)
+    steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
+    read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
+    return Prepared(steps, cm, swap, target, tplan, slices, read, kmajor)
 
 
-def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list | None) -> Matrix:
-    """A zero-filled rows x cols buffer holding m in its top-left corner; the copy is a step
-    (none when `steps` is None: the contents are not needed)."""
+def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list) -> Matrix:
+    """A zero-filled rows x cols buffer holding m in its top-left corner; the copy is a step."""
     out = operands.zeros(queue, shape[0], shape[1], shape[1])
-    if steps is not None:
-        steps.append(lambda: operands.copy_rect(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))
+    steps.append(lambda: operands.copy_rect(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))
     return out
 
 
@@ -303,6 +327,12 @@ def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list) -
     needs becomes a step."""
     if not is_transposed(x):
         return operands.raw(queue, x, align)
+    return _relaid(queue, x, align, tplan, steps)
+
+
+def _relaid(queue, x, align: int, tplan: TransposePlan, steps: list) -> Matrix:
+    """The transpose of x's memory as a new device matrix (row-major x for a transposed x,
+    K-major for a row-major A); the transpose becomes a step."""
     src = operands.raw(queue, x, 1)
     dst = operands.zeros(queue, src.cols, src.rows, rounded(src.rows, align))
     steps.append(tplan.bind(src, dst))

@@ -335,11 +335,10 @@ _register(Kernel(
 
 _register(Kernel(
     key="shuffle", name="shuffle", source="transpose_shuffle.cl", kind="transpose", shuffle=True,
-    technique="4x4 blocks exchanged by shuffle in registers; 16-byte loads and stores",
-    params=(Param("WARPS", 2, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
-            Param("TILES", 8, (1, 2, 4, 8, 16), "8-row tiles each warp moves"),
-            Param("WIDE", 1, (0, 1), "32-column warp tiles: whole-row loads, one more exchange")),
-    geometry=Geometry(tile=lambda p: (8 * p["WARPS"] * p["TILES"], 16 << p["WIDE"]),
+    technique="4x4 register blocks, one shuffle exchange; 128-byte rows loaded and stored",
+    params=(Param("WARPS", 1, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
+            Param("TILES", 2, (1, 2, 4), "32x32 tiles each warp moves")),
+    geometry=Geometry(tile=lambda p: (32 * p["WARPS"] * p["TILES"], 32),
                       local=lambda p: (32, p["WARPS"]),
                       local_bytes=lambda p: 4 * 32 * p["WARPS"]),
 ))

@@ -34,7 +34,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
              trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
              plan: GemmPlan | None = None, transposed_by: str = "auto",
-             pad: str = "no", split_k: int | str = "auto") -> dict:
+             pad: str = "auto", split_k: int | str = "auto") -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
     lays it out (transposes of operands included in the timed launches).
 
@@ -76,7 +76,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
         params_source=plan.source,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-        transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read),
+        transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
         padded=plan.pads(*((n, m, k) if prep.swap else (m, n, k))), splits=prep.splits,
         launches=len(events), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,

@@ -56,14 +56,20 @@ class Evaluator:
         the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params)
-        plan.compiled(*self.shape)
+        plan.compiled(*self.launched(plan), plan.kmajor_a(*self.shape))
         return plan
+
+    def launched(self, plan) -> tuple[int, int, int]:
+        """The shape the target's launch covers: whole tiles when gemm() pads it (`pads`)."""
+        if plan.pads(*self.shape):
+            return plan.kernel.whole_tiles(plan.params, *self.shape)
+        return self.shape
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes the
         build without bounds checks (EXACT), whole tiles of it, so that build is the one
         checked and no second compile is needed."""
-        if not plan.exact(*self.shape):
+        if not plan.exact(*self.launched(plan)):
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         return (2 * tm, 3 * tn, 5 * plan.params["TSK"])
@@ -74,11 +80,11 @@ class Evaluator:
         timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
         and at large shapes the slow ones would otherwise hold the device most of the time."""
         shape = self.check_shape(plan)
-        err = self._check_fresh(plan, shape, plan.splits(*self.shape))
+        err = self._check_fresh(plan, shape, plan.splits(*self.launched(plan)))
         if not err <= verify.tolerance(shape[2]):
             return {"status": "wrong", "rel_error": _finite(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
-        am, bm, cm = self._operands(plan.align)
+        am, bm, cm = self._operands(plan)
         operands.poison(self.queue, cm)
         t = self.time(plan, cutoff_ms=cutoff_ms)
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
@@ -91,31 +97,43 @@ class Evaluator:
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int) -> float:
         """The error at `shape`, cut into as many slices of k as the target is (at most one
-        per tile of k), so that the build checked is the one timed (SPLIT_K or not)."""
+        per tile of k), with A laid out as the target's is, so that the build checked is the
+        one timed (SPLIT_K or not, A_KMAJOR or not)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
+        kmajor = plan.kmajor_a(*self.shape)
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
+        am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
         auto, plan.split_k = plan.split_k, splits
         try:
-            cl.wait_for_events(plan.bind(operands.raw(q, a, al), operands.raw(q, b, al), cm)())
+            cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor)())
         finally:
             plan.split_k = auto
         return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
 
-    def _operands(self, align: int):
-        if align not in self._mats:
-            m, n, _ = self.shape
-            q = self.queue
-            self._mats[align] = (operands.raw(q, self.a, align), operands.raw(q, self.b, align),
-                                 operands.empty(q, m, n, operands.rounded(n, align)))
-        return self._mats[align]
+    def _operands(self, plan):
+        """A, B and C on the device as the target's launch takes them: A and B zero-padded
+        to whole tiles when gemm() pads (the copies that pad them are not timed), A K x M
+        when it is read K-major (`kmajor_a`); kept per layout."""
+        kmajor = plan.kmajor_a(*self.shape)
+        mp, np_, kp = self.launched(plan)
+        key = (plan.align, kmajor, mp, np_, kp)
+        if key not in self._mats:
+            m, n, k = self.shape
+            q, al = self.queue, plan.align
+            a, b = np.zeros((mp, kp), np.float32), np.zeros((kp, np_), np.float32)
+            a[:m, :k], b[:k, :n] = self.a, self.b
+            a = np.ascontiguousarray(a.T) if kmajor else a
+            self._mats[key] = (operands.raw(q, a, al), operands.raw(q, b, al),
+                               operands.empty(q, m, n, operands.rounded(n, al)))
+        return self._mats[key]
 
     def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
-        am, bm, cm = self._operands(plan.align)
+        am, bm, cm = self._operands(plan)
         repeat = repeat or self.repeat
-        launch = plan.bind(am, bm, cm)
+        launch = plan.bind(am, bm, cm, a_kmajor=plan.kmajor_a(*self.shape))
         if cutoff_ms is None or repeat == 1:
             return timing.profile(launch, repeat=repeat, warmup=1)
         first = timing.profile(launch, repeat=1, warmup=1)

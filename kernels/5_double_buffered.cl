@@ -17,7 +17,9 @@
 // a tile whose rows run along k is then stored straight, the other one transposed.
 // H200, 4096^3: A^T read as it lies 50.2 TFLOPS against 48.7 through a device transpose,
 // but B^T 45.9 against 48.7 (its tile is the one stored transposed); so gemm() reads A as
-// it lies and transposes B by default (transposed_by="auto").
+// it lies and transposes B by default (transposed_by="auto"). At 8192^3 it even pays to
+// transpose a row-major A to K-major first: 51.0 against 50.2 TFLOPS, transpose included;
+// at 4096^3 and below it does not (+0.3% to -7%, session 4), so gemm() does it only there.
 // Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter): a
 // launch with get_num_groups(2) = S cuts the k loop into S slices of whole tiles. Group z
 // of dimension 2 writes its slice's partial product to slice z of C, which is then a
@@ -41,7 +43,12 @@
 //   small tiles: 64 x 32 x 32 with 4 x 4 blocks at 512^3 (15.5 against 8.4 for the
 //   defaults). The winners ship in clgemm/tuned/nvidia-h200.json.
 // - EXACT is not a free win: for TSM=TSN=128 TSK=8 WPTM=WPTN=8 it cost 17% (43.9 -> 36.5),
-//   so the tuner always measures the build that the target shape will use.
+//   so the tuner always measures the build that the target shape will use. For the 16 x 8
+//   blocks it pays even through zero-padded copies: 4000^3 padded to 4096^3 ran at 43.1
+//   against 42.2 for the best unpadded point (session 4), so gemm() pads large odd shapes.
+// - The compiler already sends some of the tile loads through the read-only path
+//   (ld.global.nc.v4, 8 of the 40 vector loads of the 16 x 8 build); forcing all of them
+//   there with inline PTX cost 19-21% at 4096^3 and 8192^3 (session 4).
 
 #ifndef TSM
 #define TSM 64

@@ -7,8 +7,8 @@
 //   0  anywhere else (pocl, Oclgrind): emulated through local memory with barriers, so the
 //      index math runs and is checked on the CPU. Every work-item of the group must then
 //      reach each shuffle, so callers keep shuffles out of divergent branches.
-// Lanes exchange with lid ^ mask for mask < 4: partners are in the same quad of
-// consecutive linear local ids, which is within one warp / sub-group on every device.
+// Lanes exchange with lid ^ mask for mask < 8: partners are among 8 consecutive linear
+// local ids, which is within one warp / sub-group on every device.
 
 #ifndef CLGEMM_SHUFFLE_CL
 #define CLGEMM_SHUFFLE_CL

@@ -1,49 +1,50 @@
 // Transpose without local memory: lanes exchange registers by shuffle.
 //
-// A warp (32 work-items along dimension 0) moves an 8 x 16 tile of `in` per step. Lane
-// (h, i, q) = (lane >> 4, (lane >> 2) & 3, lane & 3) reads the 4 floats of input row
-// r0 + 4h + q at columns c0 + 4i .. c0 + 4i + 3 as one 16-byte vector, so the four
-// lanes of a quad hold a 4 x 4 block, one row each. Two butterfly shuffle steps
-// (QUAD_TRANSPOSE) leave lane q holding column q of that block: 4 consecutive floats of
-// output row c0 + 4i + q. Each lane then writes one aligned 16-byte vector, and the two
-// lanes with h = 0 and 1 fill one whole 32-byte sector of that output row.
-// No local memory and no barrier on NVIDIA (inline PTX shuffles); elsewhere the shuffle is
-// emulated through local memory (see shuffle.cl).
+// A warp (32 work-items along dimension 0) moves a 32 x 32 tile of `in`. Lane
+// (rq, cb) = (lane >> 3, lane & 7) reads, for each of the two 16-row halves hh of the tile,
+// the 4 floats at columns 4cb .. 4cb+3 of the four rows 16hh + 4rq + k (k = 0..3), one
+// 16-byte vector per row. Each load instruction thus covers 4 rows x 128 contiguous bytes.
+// The lane now holds two 4 x 4 blocks, and transposing a block is only a renaming of its
+// registers: column w of block hh is 4 consecutive floats of output row 4cb + w.
+// Stored like that, 8 lanes would write 8 output rows x 64 bytes per instruction. One
+// exchange makes it 4 rows x 128 bytes: lanes cb and cb ^ 4 (lane ^ 4) trade one block,
+// so that lane bit 2, which meant "input columns 16..31", comes to mean "input rows
+// 16..31", and the register slot takes the column half. Each store instruction then
+// writes 4 whole output rows of 32 consecutive floats, from 8 lanes each.
+// 16 shuffles move the 32 floats a lane holds per tile. No local memory and no barrier on
+// NVIDIA (inline PTX shuffles); elsewhere the shuffle is emulated through local memory
+// (see shuffle.cl).
 //
-// Parameters: WARPS (warps per work-group, along dimension 1), TILES (tiles each warp
-// moves per launch, all loaded before the first exchange to keep more loads in flight),
-// WIDE (1: a warp tile of 8 x 32, so that each load covers four whole 128-byte rows;
-// lanes i and i^1 then trade halves so that each store still fills whole sectors).
-// H200, 8192^2, counting reads and writes, ratio to a device copy in the same run
-// (results/h200/transposes_k6-session2.json): WARPS=2 TILES=8 WIDE=1 (the defaults)
-// 3715 GB/s, 0.888x; WIDE=0 peaks at 0.847x (WARPS=1 TILES=4): the whole-row loads are
-// worth 5%. Still short of the padded local-memory transpose (0.93x). A variant whose
-// lanes each wrote 32 contiguous bytes as two 16-byte stores fell to 0.48x: the two halves
-// of each sector then come from different store instructions. TILES=16 did not help
-// (0.879-0.881x), nor did warps placed side by side along the columns so that a
-// work-group reads 256-1024 contiguous bytes of each input row, as the local transpose
-// does (0.847-0.885x against 0.890x in the same run; results/h200/session3/call16/).
+// Parameters: WARPS (warps per work-group, along dimension 1), TILES (32 x 32 tiles each
+// warp moves, all loaded before the exchange to keep more loads in flight).
 // Constraints: 32*WARPS <= max work-group size.
 // Edges: any rows, cols >= 1. Tiles that reach past the matrix, or leading dimensions
 // that are not multiples of 4, take guarded scalar loads and stores; every lane still
 // takes part in the shuffles.
+//
+// H200, 8192^2, bytes read plus written, ratio to a device copy in the same run
+// (results/h200/session4/call1, call2): WARPS=1 TILES=2 (the defaults) 3742-3751 GB/s,
+// 0.893-0.896x; the other points of the space 0.857-0.894x. The padded local-memory
+// transpose reaches 0.93x in the same runs, so the 0.9x target is still missed by a hair.
+// The design before this one (8 x 32 warp tiles, a 4 x 4 butterfly between the lanes of
+// each quad, then one more exchange; 16 output rows x 32 bytes per store) gave 0.887-0.890x
+// in the same run: storing whole 128-byte rows gained under 1%, so the stores were not
+// what held it back. Nor was the launch order: walking down bands of 2-32 tile rows
+// first, so that the groups running together write longer runs of each output row, gave
+// 0.871-0.894x against 0.892-0.895x along rows (call 2).
 
 #include "common.cl"
 #include "shuffle.cl"
 
 #ifndef WARPS
-#define WARPS 2
+#define WARPS 1
 #endif
 #ifndef TILES
-#define TILES 8
-#endif
-#ifndef WIDE
-#define WIDE 1
+#define TILES 2
 #endif
 
-#define TROWS (8 * WARPS * TILES)   // input rows per work-group
-#define TCOLS (16 << WIDE)          // input columns per work-group
-#define HB (1 + WIDE)               // 4-row blocks per lane per tile
+#define TROWS (32 * WARPS * TILES)   // input rows per work-group
+#define TCOLS 32                     // input columns per work-group
 
 __kernel __attribute__((reqd_work_group_size(32, WARPS, 1)))
 void transpose(const int rows, const int cols,
@@ -52,73 +53,62 @@ void transpose(const int rows, const int cols,
     SHUFFLE_SCRATCH(32 * WARPS)
     const int lane = get_local_id(0), warp = get_local_id(1);
     const int lid_ = warp * 32 + lane;
-    const int q = lane & 3;
-#if WIDE
-    const int i = lane >> 2;                       // column block 0..7; row block = hb
-#else
-    const int i = (lane >> 2) & 3, hl = lane >> 4; // column block 0..3; row block = hl
-#endif
+    const int cb = lane & 7;          // input columns 4cb .. 4cb+3 of the tile
+    const int rq = lane >> 3;         // input rows 4rq .. 4rq+3 of each 16-row half
+    const int hi = (lane >> 2) & 1;   // cb >= 4: the lane's columns are in the tile's right half
     const int c0 = get_group_id(0) * TCOLS;
     const int rbase = get_group_id(1) * TROWS;
     const bool full = ldi % 4 == 0 && ldo % 4 == 0 && c0 + TCOLS <= cols && rbase + TROWS <= rows;
 
-    float x[TILES][HB][4];
+    // x[t][hh][k][w] = in[r0 + 16hh + 4rq + k][c0 + 4cb + w], r0 the first row of tile t.
+    float x[TILES][2][4][4];
     #pragma unroll
     for (int t = 0; t < TILES; t++)
         #pragma unroll
-        for (int hb = 0; hb < HB; hb++) {
-#if WIDE
-            const int h = hb;
-#else
-            const int h = hl;
-#endif
-            const int row = rbase + (t * WARPS + warp) * 8 + 4 * h + q, col = c0 + 4 * i;
-            if (full) {
-                const float4 v = *(const __global float4*)(in + row * ldi + col);
-                UNPACK4(v, x[t][hb], 0);
-            } else {
-                #pragma unroll
-                for (int w = 0; w < 4; w++)
-                    x[t][hb][w] = (row < rows && col + w < cols) ? in[row * ldi + col + w] : 0.0f;
+        for (int hh = 0; hh < 2; hh++)
+            #pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int row = rbase + (t * WARPS + warp) * 32 + 16 * hh + 4 * rq + k;
+                const int col = c0 + 4 * cb;
+                if (full) {
+                    const float4 v = *(const __global float4*)(in + row * ldi + col);
+                    UNPACK4(v, x[t][hh][k], 0);
+                } else {
+                    #pragma unroll
+                    for (int w = 0; w < 4; w++)
+                        x[t][hh][k][w] = (row < rows && col + w < cols) ? in[row * ldi + col + w] : 0.0f;
+                }
             }
-        }
+    // The exchange. Before, a lane holds in slot hh the block at (row half hh, column half
+    // hi). Each lane sends its slot 1 - hi and puts what it receives, the partner's slot hi,
+    // there: lane hi = 0 gets (rows 0-15, columns 16-31), lane hi = 1 gets (rows 16-31,
+    // columns 0-15). After, slot s holds the block at (row half hi, column half s).
     #pragma unroll
     for (int t = 0; t < TILES; t++)
         #pragma unroll
-        for (int hb = 0; hb < HB; hb++) {
-            QUAD_TRANSPOSE(x[t][hb], 4, 1, q)
-        }
-    // Lane q now holds, per (t, hb), 4 consecutive floats of output row c0 + 4i + q.
-#if WIDE
-    // Lanes i and i^1 (lane ^ 4) trade halves so that each store instruction writes both
-    // 16-byte halves of a 32-byte sector: the even lane keeps the first half of its own
-    // row and takes the first half of its partner's; the odd lane the second halves.
-    const bool odd = (i & 1) != 0;
-    #pragma unroll
-    for (int t = 0; t < TILES; t++)
-        #pragma unroll
-        for (int w = 0; w < 4; w++) {
-            const float got = SHFL_XOR(odd ? x[t][0][w] : x[t][1][w], 4);
-            if (odd) x[t][0][w] = got; else x[t][1][w] = got;
-        }
-#endif
-    #pragma unroll
-    for (int t = 0; t < TILES; t++)
-        #pragma unroll
-        for (int hb = 0; hb < HB; hb++) {
-#if WIDE
-            const int orow = c0 + 4 * ((i & ~1) + hb) + q;
-            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * (i & 1);
-#else
-            const int orow = c0 + 4 * i + q;
-            const int ocol = rbase + (t * WARPS + warp) * 8 + 4 * hl;
-#endif
-            if (full) {
-                *(__global float4*)(out + orow * ldo + ocol) = PACK4(x[t][hb], 0);
-            } else {
-                #pragma unroll
-                for (int w = 0; w < 4; w++)
-                    if (orow < cols && ocol + w < rows) out[orow * ldo + ocol + w] = x[t][hb][w];
+        for (int k = 0; k < 4; k++)
+            #pragma unroll
+            for (int w = 0; w < 4; w++) {
+                const float got = SHFL_XOR(hi ? x[t][0][k][w] : x[t][1][k][w], 4);
+                if (hi) x[t][0][k][w] = got; else x[t][1][k][w] = got;
             }
-        }
+    // Slot s, column w: output row c0 + 16s + 4(cb & 3) + w, at output columns
+    // r0 + 16hi + 4rq .. +3, which are x[t][s][0..3][w].
+    #pragma unroll
+    for (int t = 0; t < TILES; t++)
+        #pragma unroll
+        for (int s = 0; s < 2; s++)
+            #pragma unroll
+            for (int w = 0; w < 4; w++) {
+                const int orow = c0 + 16 * s + 4 * (cb & 3) + w;
+                const int ocol = rbase + (t * WARPS + warp) * 32 + 16 * hi + 4 * rq;
+                if (full) {
+                    *(__global float4*)(out + orow * ldo + ocol) =
+                        (float4)(x[t][s][0][w], x[t][s][1][w], x[t][s][2][w], x[t][s][3][w]);
+                } else {
+                    #pragma unroll
+                    for (int k = 0; k < 4; k++)
+                        if (orow < cols && ocol + k < rows) out[orow * ldo + ocol + k] = x[t][s][k][w];
+                }
+            }
 }

@@ -26,7 +26,7 @@ class Faulty(Evaluator):
             time.sleep(600)
         if ts == 32:
             bind = plan.bind
-            plan.bind = lambda a, b, c, alpha=1.0, beta=0.0: bind(a, b, c, 2 * alpha, beta)
+            plan.bind = lambda a, b, c, alpha=1.0, beta=0.0, **kw: bind(a, b, c, 2 * alpha, beta, **kw)
         return super().measure(plan, cutoff_ms)
 
 

@@ -1,6 +1,8 @@
 """The library call's contract: numpy and Array in and out, both orders, alpha/beta, c,
 the program cache, and clear errors for bad input."""
 
+import sys
+
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -288,11 +290,14 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
 def test_pad_rule(queue):
     """Auto-padding only where it wastes little and the launch is large; never for kernels
     without an EXACT build, nor for shapes that are whole tiles already."""
-    assert not GemmPlan(queue, "5", P5).pads(4001, 4001, 4001)   # off by default
-    plan = GemmPlan(queue, "5", P5, pad="auto")
+    from clgemm.gemm import PAD_MIN_VOLUME
+    plan = GemmPlan(queue, "5", P5)                    # "auto" is the default
+    assert plan.pad == "auto"
     assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
     assert not plan.pads(4000, 4000, 4000)             # whole 32x32x8 tiles already
     assert not plan.pads(37, 53, 29)                   # too small to pay for the copies
+    side = round(PAD_MIN_VOLUME ** (1 / 3)) - 10       # just below the volume threshold
+    assert side % 32 and not plan.pads(side, side, side)
     assert not plan.pads(1, 4096, 4096)                # 32x the work
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
@@ -303,23 +308,30 @@ def test_pad_rule(queue):
 
 @pytest.mark.parametrize("by", ["transpose", "kernel"])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
-def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb):
-    """pad="yes": operands (and C, with beta) copied into zero-padded whole tiles, the EXACT
-    build launched there, C copied back; odd shapes, both operand layouts, beta != 0."""
-    from clgemm.gemm import prepare
+@pytest.mark.parametrize("kernel,params,split", [("5", P5, 1), ("6", dict(P5, WIDTH=1), 1),
+                                                 ("5", P5, 3)])
+def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb, kernel, params, split):
+    """pad="yes": operands copied into zero-padded whole tiles, the EXACT build launched
+    over them, and C (read for beta) written in place by the kernel's bounds-checked
+    stores; odd shapes, both operand layouts, beta != 0, split-K, and beta = 0 over NaN."""
+    from clgemm.gemm import _write_back, prepare
     m, n, k = 37, 53, 29
     a = rand(rng, *((k, m) if ta else (m, k)))
     b = rand(rng, *((n, k) if tb else (k, n)))
     c0 = rand(rng, m, n)
     opa, opb = (a.T if ta else a), (b.T if tb else b)
-    plan = GemmPlan(queue, "5", P5, transposed_by=by, pad="yes")
-    c = c0.copy()
-    prep = prepare(plan, opa, opb, c, 1.5, -0.5)
-    prep.launch()
-    from clgemm.gemm import _write_back
-    _write_back(queue, prep.out, prep.target, prep.tplan)
-    assert close(c, verify.reference(opa, opb, 1.5, -0.5, c0), k)
-    assert any(key[0] for key in plan._programs)       # the EXACT build ran
+    plan = GemmPlan(queue, kernel, params, transposed_by=by, pad="yes", split_k=split)
+    for alpha, beta, fill in ((1.5, -0.5, None), (1.0, 0.0, np.nan)):
+        c = c0.copy()
+        if fill is not None:
+            c[...] = fill
+        prep = prepare(plan, opa, opb, c, alpha, beta)
+        assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
+        assert (prep.splits > 1) == (split > 1)
+        prep.launch()
+        _write_back(queue, prep.out, prep.target, prep.tplan)
+        assert close(c, verify.reference(opa, opb, alpha, beta, c0), k)
+    assert set(key[0] for key in plan._programs) == {True}    # only the EXACT build ran
 
 
 @pytest.mark.parametrize("by,pad,built", [
@@ -403,3 +415,47 @@ def test_bound_launch_holds_its_buffers(queue, rng):
         operands.poison(queue, out)
         cl.wait_for_events(call())
         assert close(operands.to_host(queue, out), verify.reference(a, b), 300)
+
+
+def test_kmajor_rule(queue):
+    """transposed_by="auto" turns a row-major A K-major only for kernels that read it so,
+    and only for products large enough (N and M*N*K) to repay the transpose."""
+    from clgemm.gemm import KMAJOR_MIN_N, KMAJOR_MIN_VOLUME
+    plan = GemmPlan(queue, "5", P5)
+    big = KMAJOR_MIN_VOLUME // KMAJOR_MIN_N
+    assert plan.kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not plan.kmajor_a(big, KMAJOR_MIN_N // 2, 2)         # A reused too few times
+    assert not plan.kmajor_a(big // 2, KMAJOR_MIN_N, 1)         # too small a product
+    assert not GemmPlan(queue, "5", P5, transposed_by="transpose").kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not GemmPlan(queue, "5", P5, transposed_by="kernel").kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not GemmPlan(queue, "4", dict(P5, PAD=1)).kmajor_a(big, KMAJOR_MIN_N, 1)
+
+
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=1)),
+                                           ("5", dict(P5, WIDTH=2, PAD=1))])
+@pytest.mark.parametrize("m,n,k,ta,tb", [(37, 53, 29, False, False), (64, 96, 48, False, False),
+                                         (45, 7, 300, False, True), (33, 64, 20, True, False)])
+def test_kmajor_a_gives_the_same_product(queue, rng, monkeypatch, kernel, params, m, n, k, ta, tb):
+    """With the thresholds at zero every row-major A goes through the device transpose to
+    K x M and the A_KMAJOR build: odd shapes, whole tiles (EXACT), a transposed B, a
+    transposed A (read as it lies, no extra transpose), C with beta, and beta = 0 over NaN."""
+    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
+    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_N", 0)
+    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_VOLUME", 0)
+    a = rand(rng, k, m) if ta else rand(rng, m, k)
+    b = rand(rng, n, k) if tb else rand(rng, k, n)
+    opa, opb = (a.T if ta else a), (b.T if tb else b)
+    plan = GemmPlan(queue, kernel, params)
+    prep = gemm_mod.prepare(plan, opa, opb, None, 1.0, 0.0)
+    assert prep.kmajor == (not ta) and not prep.swap
+    assert all(key[1] for key in plan._programs)     # only A_KMAJOR builds
+    prep.launch()
+    assert close(host_result(queue, prep), verify.reference(opa, opb), k)
+    c0 = rand(rng, m, n)
+    c = c0.copy()
+    clgemm.gemm(queue, a, b, c, alpha=0.5, beta=-2.0, trans_a=ta, trans_b=tb, kernel=kernel,
+                params=params)
+    assert close(c, verify.reference(opa, opb, 0.5, -2.0, c0), k)
+    c[...] = np.nan
+    clgemm.gemm(queue, a, b, c, trans_a=ta, trans_b=tb, kernel=kernel, params=params)
+    assert close(c, verify.reference(opa, opb), k)

@@ -13,7 +13,7 @@ from clgemm.cli import main
 
 from .conftest import SMALL_TRANSPOSE
 
-SHAPES = [(1, 1), (1, 37), (37, 1), (5, 131), (130, 7), (64, 64), (33, 100)]
+SHAPES = [(1, 1), (1, 37), (37, 1), (5, 131), (130, 7), (64, 64), (33, 100), (256, 96)]
 
 
 def test_small_params_cover_every_transpose():

@@ -323,3 +323,34 @@ def test_warm_start_points_are_the_winners_nearest_first_then_the_defaults(queue
     default = kernels.get("2").defaults
     assert _winners(dev, kernels.get("2"), (90, 90, 90)) == [{"TS": 16}, {"TS": 8}, default]
     assert _winners(dev, kernels.get("2"), (900, 900, 900)) == [{"TS": 8}, {"TS": 16}, default]
+
+
+def test_kmajor_target_checks_and_times_the_kmajor_build(queue, monkeypatch):
+    """A target whose row-major A gemm() turns K-major is checked and timed with the
+    A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
+    from clgemm.tune import Evaluator
+    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
+    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_N", 0)
+    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_VOLUME", 0)
+    for shape, builds in (((64, 64, 64), {(True, True, False, False)}),
+                          ((37, 45, 29), {(False, True, False, False)})):
+        ev = Evaluator(queue, "5", *shape, repeat=2)
+        plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+        assert set(plan._programs) == builds
+        r = ev.measure(plan)
+        assert r["status"] == "ok", r
+        assert set(plan._programs) == builds
+
+
+def test_padded_target_checks_and_times_the_exact_build(queue, monkeypatch):
+    """A target that gemm() pads to whole tiles is checked and timed with the EXACT build
+    over zero-padded operands, as it will run; the real C is written in place."""
+    from clgemm.tune import Evaluator
+    monkeypatch.setattr(sys.modules["clgemm.gemm"], "PAD_MIN_VOLUME", 0)
+    ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
+    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+    assert plan.pads(62, 63, 30) and ev.launched(plan) == (64, 64, 32)
+    assert set(plan._programs) == {(True, False, False, False)}
+    r = ev.measure(plan)
+    assert r["status"] == "ok", r
+    assert set(plan._programs) == {(True, False, False, False)}
