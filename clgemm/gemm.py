@@ -50,9 +50,10 @@ class GemmPlan:
         (kernels 5 and 6) read it as it lies; "auto" reads the left operand as it lies and
         transposes the right one where the kernel can, which was the faster way for each on
         the H200 (results/h200/README.md, session 3), else transposes; for large products it
-        also turns a row-major left operand K-major first (`kmajor_a`). `pad` says when a shape that is not a whole
-        number of tiles is copied into zero-padded buffers that are, so that the build
-        without bounds checks runs: "auto" (when that wastes little, see `pads`), "yes", "no".
+        also turns a row-major left operand K-major first (`kmajor_a`). `pad` says when a
+        shape that is not a whole number of tiles has A and B copied into zero-padded
+        buffers that are, so that the build without bounds checks runs: "auto" (large
+        shapes where that wastes little, see `pads`), "yes", "no".
         `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
         or "auto" (see `splits`). Programs are built on first use, one per variant a launch
         needs (`compiled`); prepare() builds the one it will launch before it moves any data."""
