@@ -80,7 +80,8 @@ class GemmPlan:
         if transposed_by == "kernel" and not self.kernel.layouts:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
                              f"operands as they lie (kernels 5 and 6 can); use "
-                             f"transposed_by=\"transpose\"")
+                             f"transposed_by=\"transpose\" (clgemm run: --transposed-by "
+                             f"transpose)")
         # whether the kernel reads its left (A) and right (B) operand as it lies
         self.transposed_by = transposed_by
         self.reads = ((transposed_by != "transpose" and self.kernel.layouts),
@@ -105,15 +106,16 @@ class GemmPlan:
         mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
         return m * n * k >= PAD_MIN_VOLUME and mp * np_ * kp <= PAD_WASTE * m * n * k
 
-    def splits(self, m: int, n: int, k: int) -> int:
-        """How many slices of k a launch at (m, n, k) computes apart (1: no split-K). Auto:
-        when C has too few tiles to give every compute unit SPLIT_FILL work-groups, double
-        the slices until it does, keeping slices SPLIT_MIN_K deep. The count is then
-        trimmed so that every slice holds at least one tile of k."""
+    def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
+        """How many slices of k a launch at (m, n, k) computes apart (1: no split-K), for
+        the plan's `split_k` or the count `asked` instead. Auto: when C has too few tiles
+        to give every compute unit SPLIT_FILL work-groups, double the slices until it does,
+        keeping slices SPLIT_MIN_K deep. The count is then trimmed so that every slice
+        holds at least one tile of k."""
         if not self.kernel.split_k:
             return 1
         depth = -(-k // self.params["TSK"])          # tiles along k
-        s = self.split_k
+        s = self.split_k if asked is None else asked
         if s == "auto":
             tm, tn = self.kernel.geometry.tile(self.params)
             groups = -(-m // tm) * -(-n // tn)
@@ -138,11 +140,11 @@ class GemmPlan:
         return self._workspace
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
-                 b_nmajor: bool = False) -> cl.Program:
-        """The program for a launch at (m, n, k) with these operand layouts, built on first
-        use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K), since each drops or
-        adds code that costs registers in the others."""
-        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k) > 1)
+                 b_nmajor: bool = False, split_k: int | str | None = None) -> cl.Program:
+        """The program for a launch at (m, n, k) with these operand layouts (and slices of
+        k, as `splits`), built on first use: one build per variant (EXACT, A_KMAJOR,
+        B_NMAJOR, SPLIT_K), since each drops or adds code that costs registers in the others."""
+        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1)
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
@@ -153,19 +155,21 @@ class GemmPlan:
         return self._programs[key]
 
     def bind(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
-             a_kmajor: bool = False, b_nmajor: bool = False) -> Callable[[], list[cl.Event]]:
+             a_kmajor: bool = False, b_nmajor: bool = False,
+             split_k: int | str | None = None) -> Callable[[], list[cl.Event]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices, where op(a) is
         a, or a^T with `a_kmajor` (a holds A as K x M), and likewise b^T with `b_nmajor`, as
         a call that enqueues it and returns the kernels' events in order (two with split-K).
         op(a) and op(b) may be larger than c (zero-padded to whole tiles, `pads`): the launch
         covers the operands, the kernel writes only c's rows and columns, since its stores
-        are bounds-checked in every build. The arguments are set once here (build.bind), so
-        that a repeated call only enqueues."""
+        are bounds-checked in every build. `split_k` overrides the plan's for this launch
+        (`splits`). The arguments are set once here (build.bind), so that a repeated call
+        only enqueues."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
-        prg = self.compiled(m, n, k, a_kmajor, b_nmajor)
-        s = self.splits(m, n, k)
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k)
+        s = self.splits(m, n, k, split_k)
         q = self.queue
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
         # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
@@ -293,12 +297,16 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     plan.compiled(*launched, ta, tb)   # errors before I/O
     tplan = TransposePlan(queue) if relaid else None
     steps: list[Callable[[], cl.Event]] = []
+    # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
+    # when padded: a device transpose writes straight into that shape
+    xs = ((kp, mp) if ta else (mp, kp)) if padded else None
+    ys = ((np_, kp) if tb else (kp, np_)) if padded else None
     # as they lie (the memory of a transposed one is x.T), or row-major after a transpose
     if kmajor:
-        xm = _relaid(queue, x, al, tplan, steps)
+        xm = _relaid(queue, x, al, tplan, steps, xs)
     else:
-        xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps)
-    ym = operands.raw(queue, y, al) if ry else _row_major(queue, y, al, tplan, steps)
+        xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps, xs)
+    ym = operands.raw(queue, y, al) if ry else _row_major(queue, y, al, tplan, steps, ys)
     if c_needed:
         cm = _row_major(queue, target, al, tplan, steps)
     elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
@@ -309,33 +317,41 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     if padded:
         # whole tiles: operands copied into zero-padded buffers (their padding stays zero,
         # so it adds nothing to the sums); the kernel writes C's own rows and columns in place
-        xm = _pad(queue, xm, (kp, mp) if ta else (mp, kp), steps)
-        ym = _pad(queue, ym, (np_, kp) if tb else (kp, np_), steps)
+        xm, ym = _pad(queue, xm, xs, steps), _pad(queue, ym, ys, steps)
     steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(steps, cm, swap, target, tplan, slices, read, kmajor)
 
 
 def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list) -> Matrix:
-    """A zero-filled rows x cols buffer holding m in its top-left corner; the copy is a step."""
+    """m in a zero-filled rows x cols buffer, at its top-left corner, the copy a step; m
+    itself when it has that shape already."""
+    if (m.rows, m.cols) == shape:
+        return m
     out = operands.zeros(queue, shape[0], shape[1], shape[1])
     steps.append(lambda: operands.copy_rect(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))
     return out
 
 
-def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list) -> Matrix:
+def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list,
+               shape: tuple[int, int] | None = None) -> Matrix:
     """x as a row-major device matrix with an aligned leading dimension; a transpose it
-    needs becomes a step."""
+    needs becomes a step (into a zero-padded `shape` when given)."""
     if not is_transposed(x):
         return operands.raw(queue, x, align)
-    return _relaid(queue, x, align, tplan, steps)
+    return _relaid(queue, x, align, tplan, steps, shape)
 
 
-def _relaid(queue, x, align: int, tplan: TransposePlan, steps: list) -> Matrix:
+def _relaid(queue, x, align: int, tplan: TransposePlan, steps: list,
+            shape: tuple[int, int] | None = None) -> Matrix:
     """The transpose of x's memory as a new device matrix (row-major x for a transposed x,
-    K-major for a row-major A); the transpose becomes a step."""
+    K-major for a row-major A), or in the top-left corner of a zero-filled `shape` (whole
+    tiles); the transpose becomes a step."""
     src = operands.raw(queue, x, 1)
-    dst = operands.zeros(queue, src.cols, src.rows, rounded(src.rows, align))
+    if shape is not None:
+        dst = operands.zeros(queue, shape[0], shape[1], shape[1])
+    else:
+        dst = operands.zeros(queue, src.cols, src.rows, rounded(src.rows, align))
     steps.append(tplan.bind(src, dst))
     return dst
 

@@ -106,11 +106,8 @@ class Evaluator:
         kmajor = plan.kmajor_a(*self.shape)
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
-        auto, plan.split_k = plan.split_k, splits
-        try:
-            cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor)())
-        finally:
-            plan.split_k = auto
+        cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
+                                     split_k=splits)())
         return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
 
     def _operands(self, plan):

@@ -101,10 +101,11 @@ def test_device_span_brackets_every_kernel_of_a_call(queue):
     from clgemm import operands
     from clgemm.gemm import GemmPlan
     plan = GemmPlan(queue, "2", {"TS": 8})
-    a = operands.raw(queue, np.ones((96, 96), np.float32), 1)
-    c = operands.empty(queue, 96, 96, 96)
+    a = operands.raw(queue, np.ones((128, 128), np.float32), 1)
+    c = operands.empty(queue, 128, 128, 128)
     one, _ = benchmod.measure(lambda: plan.launch(a, a, c), benchmod.OpenCLSpan(queue), 7)
     two, _ = benchmod.measure(lambda: (plan.launch(a, a, c), plan.launch(a, a, c)),
                               benchmod.OpenCLSpan(queue), 7)
     assert one is not None and two is not None
-    assert two.median > 1.3 * one.median
+    # minima: on a 2-core CPU device a single launch's span swings between 1x and 2x
+    assert two.min > 1.3 * one.min

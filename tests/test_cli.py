@@ -118,3 +118,9 @@ def test_run_split_k_reports_the_slices():
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["verified"] and out["splits"] == 5 and out["launches"] == 2   # GEMM, reduce
+
+
+def test_run_transposed_by_kernel_on_a_kernel_that_cannot_names_the_flag():
+    r = invoke("run", "--kernel", "3", "--size", "16", "--trans-a", "--transposed-by", "kernel")
+    assert r.exit_code != 0 and "Traceback" not in r.output
+    assert "cannot read transposed operands" in r.output and "--transposed-by transpose" in r.output

@@ -327,8 +327,10 @@ def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb, kernel, par
             c[...] = fill
         prep = prepare(plan, opa, opb, c, alpha, beta)
         assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
+        # one step per operand (a transpose writes straight into the padded buffer), C's
+        # transpose in when it is read and stored transposed, then the product (and its sum)
+        assert len(prep.launch()) == 2 + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
         assert (prep.splits > 1) == (split > 1)
-        prep.launch()
         _write_back(queue, prep.out, prep.target, prep.tplan)
         assert close(c, verify.reference(opa, opb, alpha, beta, c0), k)
     assert set(key[0] for key in plan._programs) == {True}    # only the EXACT build ran
@@ -459,3 +461,19 @@ def test_kmajor_a_gives_the_same_product(queue, rng, monkeypatch, kernel, params
     c[...] = np.nan
     clgemm.gemm(queue, a, b, c, trans_a=ta, trans_b=tb, kernel=kernel, params=params)
     assert close(c, verify.reference(opa, opb), k)
+
+
+def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeypatch):
+    """Padding and the K-major A together: the transpose writes A into the zero-padded K x M
+    buffer itself (no second copy), B is copied into its padded buffer, then the product."""
+    gemm_mod = sys.modules["clgemm.gemm"]
+    for name in ("KMAJOR_MIN_N", "KMAJOR_MIN_VOLUME", "PAD_MIN_VOLUME"):
+        monkeypatch.setattr(gemm_mod, name, 0)
+    m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    plan = GemmPlan(queue, "5", P5)
+    prep = gemm_mod.prepare(plan, a, b, None, 1.0, 0.0)
+    assert prep.kmajor and plan.pads(m, n, k)
+    assert len(prep.launch()) == 3
+    assert set(plan._programs) == {(True, True, False, False)}     # EXACT, A_KMAJOR
+    assert close(host_result(queue, prep), verify.reference(a, b), k)
