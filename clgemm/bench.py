@@ -117,8 +117,8 @@ def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
     cl.wait_for_events(prep.launch())
     err = p.error(operands.rows_to_host(q, prep.out, p.rows))
     return {"contender": f"clgemm-{kernel}", "params": plan.params, "params_source": plan.source,
-            "splits": prep.splits, "timing": measure(prep.launch, OpenCLSpan(q), repeat),
-            "rel_error": err}
+            "splits": prep.splits, "padded": plan.pads(*p.shape), "a_kmajor": prep.kmajor,
+            "timing": measure(prep.launch, OpenCLSpan(q), repeat), "rel_error": err}
 
 
 class CLBlast:
@@ -294,7 +294,7 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
          "rows": rows}, indent=1))
     cols = ["m", "n", "k", "contender", "status", "gflops", "peak_pct", "vs_cublas", "vs_clblast",
             "ms_median", "ms_min", "ms_max", "timing", "host_ms_median", "host_gflops", "gbps",
-            "verified", "rel_error", "reason"]
+            "verified", "rel_error", "splits", "padded", "a_kmajor", "reason"]
     with open(stem.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()

@@ -23,15 +23,17 @@
 // takes part in the shuffles.
 //
 // H200, 8192^2, bytes read plus written, ratio to a device copy in the same run
-// (results/h200/session4/call1, call2): WARPS=1 TILES=2 (the defaults) 3742-3751 GB/s,
-// 0.893-0.896x; the other points of the space 0.857-0.894x. The padded local-memory
+// (results/h200/session4/call1-6): WARPS=1 TILES=2 (the defaults) 3736-3760 GB/s,
+// 0.893-0.899x; the other points of the space 0.857-0.894x. The padded local-memory
 // transpose reaches 0.93x in the same runs, so the 0.9x target is still missed by a hair.
 // The design before this one (8 x 32 warp tiles, a 4 x 4 butterfly between the lanes of
 // each quad, then one more exchange; 16 output rows x 32 bytes per store) gave 0.887-0.890x
 // in the same run: storing whole 128-byte rows gained under 1%, so the stores were not
 // what held it back. Nor was the launch order: walking down bands of 2-32 tile rows
 // first, so that the groups running together write longer runs of each output row, gave
-// 0.871-0.894x against 0.892-0.895x along rows (call 2).
+// 0.871-0.894x against 0.892-0.895x along rows (call 2). Tiles side by side along the
+// columns (0.870-0.894x, call 6) and streaming cache hints through inline PTX
+// (st.global.cs 0.875-0.880x, ld.global.cs 0.867-0.869x, call 5) did not help either.
 
 #include "common.cl"
 #include "shuffle.cl"

@@ -30,6 +30,7 @@ def test_bench_rows(queue):
             assert r["status"] == "ok" and r["verified"] and r["gflops"] > 0
             assert r["ms_min"] <= r["ms_median"] <= r["ms_max"]
             assert r["timing"] == "events" and r["host_ms_median"] > 0 and r["host_gflops"] > 0
+            assert r["splits"] == 1 and r["padded"] is False and r["a_kmajor"] is False   # small
         assert by[m, "copy"]["gbps"] > 0
         cub = by[m, "cublas"]
         assert cub["status"] == "skipped" or cub["verified"]
