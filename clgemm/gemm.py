@@ -204,6 +204,7 @@ class Prepared:
     splits: int = 1         # slices of k (split-K)
     read: tuple[str, ...] = ()   # the transposed operands ("A", "B") read as they lie
     kmajor: bool = False         # the left operand was transposed to K-major (kmajor_a)
+    padded: bool = False         # A and B were copied into zero-padded whole tiles (pads)
 
     def launch(self) -> list[cl.Event]:
         return [e for step in self.steps for e in timing.events(step())]
@@ -280,7 +281,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     kmajor = rx and not ta and plan.kmajor_a(rows, cols, k)
     ta = ta or kmajor
     mp, np_, kp = plan.kernel.whole_tiles(plan.params, rows, cols, k)
-    padded = [(mp, kp), (kp, np_)] if plan.pads(rows, cols, k) else []
+    pads = plan.pads(rows, cols, k)
+    padded = [(mp, kp), (kp, np_)] if pads else []
 
     al = plan.align
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
@@ -290,7 +292,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     relaid += [(k, rounded(rows, al))] if kmajor else []
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
-    launched = (mp, np_, kp) if padded else (rows, cols, k)
+    launched = (mp, np_, kp) if pads else (rows, cols, k)
     slices = plan.splits(*launched)
     partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
@@ -299,8 +301,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     steps: list[Callable[[], cl.Event]] = []
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape
-    xs = ((kp, mp) if ta else (mp, kp)) if padded else None
-    ys = ((np_, kp) if tb else (kp, np_)) if padded else None
+    xs = ((kp, mp) if ta else (mp, kp)) if pads else None
+    ys = ((np_, kp) if tb else (kp, np_)) if pads else None
     # as they lie (the memory of a transposed one is x.T), or row-major after a transpose
     if kmajor:
         xm = _relaid(queue, x, al, tplan, steps, xs)
@@ -314,13 +316,13 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     else:
         cm = operands.empty(queue, rows, cols, rounded(cols, al))
     beta = beta if c_needed else 0.0
-    if padded:
+    if pads:
         # whole tiles: operands copied into zero-padded buffers (their padding stays zero,
         # so it adds nothing to the sums); the kernel writes C's own rows and columns in place
         xm, ym = _pad(queue, xm, xs, steps), _pad(queue, ym, ys, steps)
     steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
-    return Prepared(steps, cm, swap, target, tplan, slices, read, kmajor)
+    return Prepared(steps, cm, swap, target, tplan, slices, read, kmajor, pads)
 
 
 def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list) -> Matrix:

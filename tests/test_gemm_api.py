@@ -326,6 +326,7 @@ def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb, kernel, par
         if fill is not None:
             c[...] = fill
         prep = prepare(plan, opa, opb, c, alpha, beta)
+        assert prep.padded
         assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
         # one step per operand (a transpose writes straight into the padded buffer), C's
         # transpose in when it is read and stored transposed, then the product (and its sum)
@@ -473,7 +474,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeyp
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
     prep = gemm_mod.prepare(plan, a, b, None, 1.0, 0.0)
-    assert prep.kmajor and plan.pads(m, n, k)
+    assert prep.kmajor and prep.padded
     assert len(prep.launch()) == 3
     assert set(plan._programs) == {(True, True, False, False)}     # EXACT, A_KMAJOR
     assert close(host_result(queue, prep), verify.reference(a, b), k)
