@@ -335,10 +335,9 @@ _register(Kernel(
 
 _register(Kernel(
     key="shuffle", name="shuffle", source="transpose_shuffle.cl", kind="transpose", shuffle=True,
-    technique="4x4 register blocks, one shuffle exchange; 128-byte rows loaded and stored",
-    params=(Param("WARPS", 1, (1, 2, 4, 8), "warps (32 work-items) per work-group"),
-            Param("TILES", 2, (1, 2, 4), "32x32 tiles each warp moves")),
-    geometry=Geometry(tile=lambda p: (32 * p["WARPS"] * p["TILES"], 32),
+    technique="4x4 register blocks, two shuffle exchanges; each store writes 2 rows x 256 bytes",
+    params=(Param("WARPS", 1, (1, 2, 4, 8), "warps (32 work-items, a 64x32 block each) per work-group"),),
+    geometry=Geometry(tile=lambda p: (64 * p["WARPS"], 32),
                       local=lambda p: (32, p["WARPS"]),
                       local_bytes=lambda p: 4 * 32 * p["WARPS"]),
 ))

@@ -20,7 +20,7 @@ SMALL = {
 SMALL_TRANSPOSE = {
     "naive": [{"TS": 4}, {"TS": 8}],
     "local": [{"TS": 8, "RPT": 2}, {"TS": 16, "RPT": 4}],
-    "shuffle": [{"WARPS": 1, "TILES": 1}, {"WARPS": 2, "TILES": 2}, {"WARPS": 4, "TILES": 1}],
+    "shuffle": [{"WARPS": 1}, {"WARPS": 2}, {"WARPS": 4}],
 }
 
 # Shapes (M, N, K): ones, primes, non-multiples of every tile and width, tall-skinny.
