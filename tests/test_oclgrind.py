@@ -62,7 +62,7 @@ def reports(stderr: str) -> list[str]:
 
 GEMM_SHAPES = [(37, 53, 29), (5, 131, 67)]
 EXACT_SHAPE = (64, 128, 48)   # whole tiles of every SMALL set: the build without bounds checks
-TRANSPOSE_SHAPES = [(37, 53), (130, 7), (128, 64)]   # the last: whole tiles of the shuffle sets
+TRANSPOSE_SHAPES = [(37, 53), (130, 7), (128, 64)]   # the last: whole blocks of shuffle WARPS=1, 2
 
 
 @pytest.mark.parametrize("key", list(kernels.GEMM))
