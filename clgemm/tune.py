@@ -49,27 +49,30 @@ class Evaluator:
         # the timed output is checked too, on rows that cross the first and last tiles
         self.rows = verify.sample_rows(rng, m, 14)
         self.ref = verify.reference(self.a[self.rows], self.b)
-        self._mats: dict[int, tuple] = {}
+        self._mats: dict[tuple, tuple] = {}
 
     def compile(self, params: Mapping[str, int]):
         """The plan with the program that the target shape launches, built now: this is
         the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params)
-        plan.compiled(*self.launched(plan), plan.kmajor_a(*self.shape))
+        launched, kmajor = self.layout(plan)
+        plan.compiled(*launched, kmajor)
         return plan
 
-    def launched(self, plan) -> tuple[int, int, int]:
-        """The shape the target's launch covers: whole tiles when gemm() pads it (`pads`)."""
-        if plan.pads(*self.shape):
-            return plan.kernel.whole_tiles(plan.params, *self.shape)
-        return self.shape
+    def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
+        """How gemm() launches the target with this plan, decided here only: the shape the
+        launch covers (whole tiles when it pads, `pads`) and whether A is read K-major
+        (`kmajor_a`)."""
+        launched = (plan.kernel.whole_tiles(plan.params, *self.shape) if plan.pads(*self.shape)
+                    else self.shape)
+        return launched, plan.kmajor_a(*self.shape)
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes the
         build without bounds checks (EXACT), whole tiles of it, so that build is the one
         checked and no second compile is needed."""
-        if not plan.exact(*self.launched(plan)):
+        if not plan.exact(*self.layout(plan)[0]):
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         return (2 * tm, 3 * tn, 5 * plan.params["TSK"])
@@ -80,11 +83,12 @@ class Evaluator:
         timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
         and at large shapes the slow ones would otherwise hold the device most of the time."""
         shape = self.check_shape(plan)
-        err = self._check_fresh(plan, shape, plan.splits(*self.launched(plan)))
+        launched, kmajor = self.layout(plan)
+        err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor)
         if not err <= verify.tolerance(shape[2]):
             return {"status": "wrong", "rel_error": _finite(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
-        am, bm, cm = self._operands(plan)
+        cm = self._operands(plan)[2]
         operands.poison(self.queue, cm)
         t = self.time(plan, cutoff_ms=cutoff_ms)
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
@@ -95,7 +99,7 @@ class Evaluator:
                 "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
                 "gflops": timing.gflops(m, n, k, t.median)}
 
-    def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int) -> float:
+    def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool) -> float:
         """The error at `shape`, cut into as many slices of k as the target is (at most one
         per tile of k), with A laid out as the target's is, so that the build checked is the
         one timed (SPLIT_K or not, A_KMAJOR or not)."""
@@ -103,7 +107,6 @@ class Evaluator:
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
-        kmajor = plan.kmajor_a(*self.shape)
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
         cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
@@ -113,9 +116,8 @@ class Evaluator:
     def _operands(self, plan):
         """A, B and C on the device as the target's launch takes them: A and B zero-padded
         to whole tiles when gemm() pads (the copies that pad them are not timed), A K x M
-        when it is read K-major (`kmajor_a`); kept per layout."""
-        kmajor = plan.kmajor_a(*self.shape)
-        mp, np_, kp = self.launched(plan)
+        when it is read K-major (`kmajor_a`), and that flag; kept per layout."""
+        (mp, np_, kp), kmajor = self.layout(plan)
         key = (plan.align, kmajor, mp, np_, kp)
         if key not in self._mats:
             m, n, k = self.shape
@@ -124,13 +126,13 @@ class Evaluator:
             a[:m, :k], b[:k, :n] = self.a, self.b
             a = np.ascontiguousarray(a.T) if kmajor else a
             self._mats[key] = (operands.raw(q, a, al), operands.raw(q, b, al),
-                               operands.empty(q, m, n, operands.rounded(n, al)))
+                               operands.empty(q, m, n, operands.rounded(n, al)), kmajor)
         return self._mats[key]
 
     def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
-        am, bm, cm = self._operands(plan)
+        am, bm, cm, kmajor = self._operands(plan)
         repeat = repeat or self.repeat
-        launch = plan.bind(am, bm, cm, a_kmajor=plan.kmajor_a(*self.shape))
+        launch = plan.bind(am, bm, cm, a_kmajor=kmajor)
         if cutoff_ms is None or repeat == 1:
             return timing.profile(launch, repeat=repeat, warmup=1)
         first = timing.profile(launch, repeat=1, warmup=1)

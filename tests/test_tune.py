@@ -349,7 +349,7 @@ def test_padded_target_checks_and_times_the_exact_build(queue, monkeypatch):
     monkeypatch.setattr(sys.modules["clgemm.gemm"], "PAD_MIN_VOLUME", 0)
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    assert plan.pads(62, 63, 30) and ev.launched(plan) == (64, 64, 32)
+    assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
     assert set(plan._programs) == {(True, False, False, False)}
     r = ev.measure(plan)
     assert r["status"] == "ok", r
