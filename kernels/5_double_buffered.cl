@@ -49,6 +49,9 @@
 // - The compiler already sends some of the tile loads through the read-only path
 //   (ld.global.nc.v4, 8 of the 40 vector loads of the 16 x 8 build); forcing all of them
 //   there with inline PTX cost 19-21% at 4096^3 and 8192^3 (session 4).
+// - Where a tile step of the 16 x 8 point goes at 8192^3 (session 6, parts left out): FFMAs
+//   alone 57.0 TFLOPS, with the local reads 53.4, the whole step 50.9. cp.async tile loads
+//   (-11%), rasterised launch orders (-5%) and other FFMA orders (-1.6% to -6.5%) lost.
 
 #ifndef TSM
 #define TSM 64
