@@ -307,8 +307,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     if kmajor:
         xm = _relaid(queue, x, al, tplan, steps, xs)
     else:
-        xm = operands.raw(queue, x, al) if rx else _row_major(queue, x, al, tplan, steps, xs)
-    ym = operands.raw(queue, y, al) if ry else _row_major(queue, y, al, tplan, steps, ys)
+        xm = (_taken if rx else _row_major)(queue, x, al, tplan, steps, xs)
+    ym = (_taken if ry else _row_major)(queue, y, al, tplan, steps, ys)
     if c_needed:
         cm = _row_major(queue, target, al, tplan, steps)
     elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
@@ -316,18 +316,20 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     else:
         cm = operands.empty(queue, rows, cols, rounded(cols, al))
     beta = beta if c_needed else 0.0
-    if pads:
-        # whole tiles: operands copied into zero-padded buffers (their padding stays zero,
-        # so it adds nothing to the sums); the kernel writes C's own rows and columns in place
-        xm, ym = _pad(queue, xm, xs, steps), _pad(queue, ym, ys, steps)
     steps.append(plan.bind(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb))
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(steps, cm, swap, target, tplan, slices, read, kmajor, pads)
 
 
-def _pad(queue, m: Matrix, shape: tuple[int, int], steps: list) -> Matrix:
-    """m in a zero-filled rows x cols buffer, at its top-left corner, the copy a step; m
-    itself when it has that shape already."""
+def _taken(queue, x, align: int, tplan: TransposePlan | None, steps: list,
+           shape: tuple[int, int] | None = None) -> Matrix:
+    """x in its own layout (operands.raw). With `shape` (whole tiles, when padding), in the
+    top-left corner of a zero-filled buffer that large, whose padding adds nothing to the
+    sums: a host matrix is uploaded straight there; a device one is copied there by a step,
+    so that a timed launch of device-resident operands counts that copy."""
+    if shape is None or isinstance(x, np.ndarray):
+        return operands.raw(queue, x, align, shape)
+    m = operands.raw(queue, x, align)
     if (m.rows, m.cols) == shape:
         return m
     out = operands.zeros(queue, shape[0], shape[1], shape[1])
@@ -340,7 +342,7 @@ def _row_major(queue, x, align: int, tplan: TransposePlan | None, steps: list,
     """x as a row-major device matrix with an aligned leading dimension; a transpose it
     needs becomes a step (into a zero-padded `shape` when given)."""
     if not is_transposed(x):
-        return operands.raw(queue, x, align)
+        return _taken(queue, x, align, tplan, steps, shape)
     return _relaid(queue, x, align, tplan, steps, shape)
 
 

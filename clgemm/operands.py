@@ -69,32 +69,39 @@ def poison(queue: cl.CommandQueue, m: Matrix) -> Matrix:
     return m
 
 
-def raw(queue: cl.CommandQueue, x, align: int) -> Matrix:
+def raw(queue: cl.CommandQueue, x, align: int, shape: tuple[int, int] | None = None) -> Matrix:
     """x's own memory as a row-major device matrix: x itself, or x.T when x is Fortran-ordered.
-    Copies only when it must: a host upload, or padding the leading dimension to `align`."""
+    Copies only when it must: a host upload, or padding the leading dimension to `align`.
+    A host matrix given a larger `shape` (whole tiles) is written straight into the top-left
+    corner of a zero-filled buffer that large, which is returned."""
     t = is_transposed(x)
     rows, cols = (x.shape[1], x.shape[0]) if t else x.shape
     ld = rounded(cols, align)
-    if isinstance(x, np.ndarray):
-        host = x.T if t else x
-        host = padded(np.ascontiguousarray(host), ld)   # no copy unless strided or padded
+    host = isinstance(x, np.ndarray)
+    if host and shape is not None and shape != (rows, cols):
+        out = zeros(queue, shape[0], shape[1], shape[1])
+    elif ld != cols:
+        out = zeros(queue, rows, cols, ld)
+    elif host:
         buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                        hostbuf=host)
+                        hostbuf=np.ascontiguousarray(x.T if t else x))
         return Matrix(buf, rows, cols, ld)
-    if ld == cols:
+    else:
         return Matrix(x.base_data, rows, cols, ld)
-    out = zeros(queue, rows, cols, ld)
-    copy_rect(queue, x.base_data, cols, out.buf, ld, rows, cols)
+    if host:
+        upload(queue, np.ascontiguousarray(x.T if t else x), out)
+    else:
+        copy_rect(queue, x.base_data, cols, out.buf, out.ld, rows, cols)
     return out
 
 
-def padded(host: np.ndarray, ld: int) -> np.ndarray:
-    """A host matrix with zero columns appended up to `ld` (itself when already that wide)."""
-    if host.shape[1] == ld:
-        return host
-    out = np.zeros((host.shape[0], ld), F32)
-    out[:, :host.shape[1]] = host
-    return out
+def upload(queue: cl.CommandQueue, host: np.ndarray, dst: Matrix) -> None:
+    """A C-contiguous host matrix into the top-left corner of dst: one rectangular write
+    at dst's leading dimension (blocking, so the host array may go away after)."""
+    rows, cols = host.shape
+    cl.enqueue_copy(queue, dst.buf, host, buffer_origin=(0, 0, 0), host_origin=(0, 0, 0),
+                    region=(cols * 4, rows, 1), buffer_pitches=(dst.ld * 4, 0),
+                    host_pitches=(cols * 4, 0), is_blocking=True)
 
 
 def copy_rect(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.array as cla
 
 from . import device as devmod
 from . import operands, timing, verify
@@ -36,7 +37,8 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              plan: GemmPlan | None = None, transposed_by: str = "auto",
              pad: str = "auto", split_k: int | str = "auto") -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
-    lays it out (transposes of operands included in the timed launches).
+    lays it out. The operands start on the device, so what is done to them there (device
+    transposes, copies into zero-padded whole tiles) is inside the timed launches.
 
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
@@ -48,7 +50,8 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
     opa, opb = (a.T if trans_a else a), (b.T if trans_b else b)
     c0 = verify.random_matrix(rng, m, n) if beta != 0.0 else None
-    prep = prepare(plan, opa, opb, None if c0 is None else c0.copy(), alpha, beta)
+    prep = prepare(plan, cla.to_device(queue, opa), cla.to_device(queue, opb),
+                   None if c0 is None else c0.copy(), alpha, beta)
     out = prep.out
     if c0 is None:
         operands.poison(queue, out)

@@ -11,6 +11,7 @@ import pytest
 import clgemm
 from clgemm import build, device, verify
 from clgemm.gemm import GemmPlan
+from clgemm.operands import is_transposed
 from clgemm.transpose import TransposePlan
 
 P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
@@ -306,20 +307,25 @@ def test_pad_rule(queue):
         GemmPlan(queue, "5", P5, pad="always")
 
 
+@pytest.mark.parametrize("where", ["host", "device"])
 @pytest.mark.parametrize("by", ["transpose", "kernel"])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kernel,params,split", [("5", P5, 1), ("6", dict(P5, WIDTH=1), 1),
                                                  ("5", P5, 3)])
-def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb, kernel, params, split):
-    """pad="yes": operands copied into zero-padded whole tiles, the EXACT build launched
+def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kernel, params, split):
+    """pad="yes": operands put into zero-padded whole tiles, the EXACT build launched
     over them, and C (read for beta) written in place by the kernel's bounds-checked
-    stores; odd shapes, both operand layouts, beta != 0, split-K, and beta = 0 over NaN."""
+    stores; odd shapes, both operand layouts, host and device operands, beta != 0,
+    split-K, and beta = 0 over NaN."""
     from clgemm.gemm import _write_back, prepare
     m, n, k = 37, 53, 29
     a = rand(rng, *((k, m) if ta else (m, k)))
     b = rand(rng, *((n, k) if tb else (k, n)))
     c0 = rand(rng, m, n)
     opa, opb = (a.T if ta else a), (b.T if tb else b)
+    ha, hb = opa, opb
+    if where == "device":
+        opa, opb = cla.to_device(queue, opa), cla.to_device(queue, opb)
     plan = GemmPlan(queue, kernel, params, transposed_by=by, pad="yes", split_k=split)
     for alpha, beta, fill in ((1.5, -0.5, None), (1.0, 0.0, np.nan)):
         c = c0.copy()
@@ -328,12 +334,17 @@ def test_padded_copies_give_the_same_product(queue, rng, by, ta, tb, kernel, par
         prep = prepare(plan, opa, opb, c, alpha, beta)
         assert prep.padded
         assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
-        # one step per operand (a transpose writes straight into the padded buffer), C's
-        # transpose in when it is read and stored transposed, then the product (and its sum)
-        assert len(prep.launch()) == 2 + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
+        # A device operand goes into its padded buffer by a step (a copy, or a transpose
+        # that writes straight there); a host one is uploaded there, and takes a step only
+        # for a device transpose (laid out transposed, and not read as it lies).
+        x, y = (hb.T, ha.T) if prep.swap else (ha, hb)
+        moved = 2 if where == "device" else sum(
+            is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
+        # then C's transpose in when it is read and stored transposed, the product (and its sum)
+        assert len(prep.launch()) == moved + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
         assert (prep.splits > 1) == (split > 1)
         _write_back(queue, prep.out, prep.target, prep.tplan)
-        assert close(c, verify.reference(opa, opb, alpha, beta, c0), k)
+        assert close(c, verify.reference(ha, hb, alpha, beta, c0), k)
     assert set(key[0] for key in plan._programs) == {True}    # only the EXACT build ran
 
 
@@ -464,17 +475,20 @@ def test_kmajor_a_gives_the_same_product(queue, rng, monkeypatch, kernel, params
     assert close(c, verify.reference(opa, opb), k)
 
 
-def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeypatch):
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeypatch, where):
     """Padding and the K-major A together: the transpose writes A into the zero-padded K x M
-    buffer itself (no second copy), B is copied into its padded buffer, then the product."""
+    buffer itself (no second copy); B is uploaded straight into its padded buffer from the
+    host, or copied there by a step from the device; then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
     for name in ("KMAJOR_MIN_N", "KMAJOR_MIN_VOLUME", "PAD_MIN_VOLUME"):
         monkeypatch.setattr(gemm_mod, name, 0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
-    prep = gemm_mod.prepare(plan, a, b, None, 1.0, 0.0)
+    da, db_ = (a, b) if where == "host" else (cla.to_device(queue, a), cla.to_device(queue, b))
+    prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
     assert prep.kmajor and prep.padded
-    assert len(prep.launch()) == 3
+    assert len(prep.launch()) == (2 if where == "host" else 3)
     assert set(plan._programs) == {(True, True, False, False)}     # EXACT, A_KMAJOR
     assert close(host_result(queue, prep), verify.reference(a, b), k)
