@@ -377,11 +377,14 @@ def test_split_k_rule(queue):
     cus = queue.device.max_compute_units
     plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
     want = SPLIT_FILL * cus
-    s = plan.splits(1, 32, 1 << 16)                    # one tile of C, a long k
-    assert s >= 2 and s * 1 >= want and (s // 2) < want
+    long = 2 * SPLIT_MIN_K * want                      # deep enough for `want` slices on any device
+    s = plan.splits(1, 32, long)                       # one tile of C, a long k
+    assert s >= want and s // 2 < want                 # the fewest doublings that fill it
     assert plan.splits(1, 32, SPLIT_MIN_K) == 1        # too short to split
+    # a shorter k stops the doubling where slices would fall under SPLIT_MIN_K
+    assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4, 1 << (want - 1).bit_length())
     big = -(-want // 1) * 32                            # enough tiles of C already
-    assert plan.splits(32, big, 1 << 16) == 1
+    assert plan.splits(32, big, long) == 1
     fixed = GemmPlan(queue, "5", P5, split_k=7)
     assert fixed.splits(5, 5, 24) == 3                 # 3 tiles of k: 3 slices at most
     assert fixed.splits(5, 5, 8 * 20) == 7             # 20 tiles: 3,3,3,3,3,3,2
