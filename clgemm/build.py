@@ -56,13 +56,27 @@ def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
     """The built program for (context, kernel, params), compiled once per process."""
     extra = device_options(context, kernel) + tuple(extra)
     key = (context.int_ptr, kernel.key, kernel.kind, tuple(sorted(params.items())), extra)
+    return _cached(key, lambda: compile_source(context, kernel, params, extra))
+
+
+def helper(context: cl.Context, source: str, params: Mapping[str, int]) -> cl.Program:
+    """A helper kernel outside the registry (no tuning, fixed launch shape: copy_rows.cl),
+    compiled once per process."""
+    def make() -> cl.Program:
+        try:
+            return cl.Program(context, (kernel_dir() / source).read_text()).build(options=options(params))
+        except cl.Error as e:
+            raise BuildError(f"{source} failed to compile with {dict(params)}: {e}") from None
+    return _cached((context.int_ptr, "helper", source, tuple(sorted(params.items()))), make)
+
+
+def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
     with _lock:
         prg = _cache.get(key)
-    if prg is not None:
-        return prg
-    prg = compile_source(context, kernel, params, extra)
-    with _lock:
-        _cache[key] = prg
+    if prg is None:
+        prg = make()
+        with _lock:
+            _cache[key] = prg
     return prg
 
 

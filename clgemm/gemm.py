@@ -333,7 +333,7 @@ def _taken(queue, x, align: int, tplan: TransposePlan | None, steps: list,
     if (m.rows, m.cols) == shape:
         return m
     out = operands.zeros(queue, shape[0], shape[1], shape[1])
-    steps.append(lambda: operands.copy_rect(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))
+    steps.append(operands.bind_copy(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))
     return out
 
 

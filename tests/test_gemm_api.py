@@ -154,6 +154,30 @@ def test_program_cache(queue, rng):
     assert build.cache_size() == n
 
 
+@pytest.mark.parametrize("rows,cols,src_ld,dst_ld", [
+    (37, 53, 53, 53),       # dense both sides: one flat copy
+    (29, 40, 40, 64),       # widths of 4: the float4 copy_rows build
+    (29, 40, 44, 40),
+    (5, 37, 37, 40),        # odd width: the scalar build
+    (1, 3, 3, 8),
+    (130, 70, 71, 73),
+])
+def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src_ld, dst_ld):
+    """Every path of operands.copy_rect: the block arrives, and the destination's columns
+    beyond it (and its rows beyond it) keep what they held."""
+    from clgemm import operands
+    src = rand(rng, rows, src_ld)
+    dst0 = rand(rng, rows + 2, dst_ld)
+    sbuf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=src)
+    dbuf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=dst0)
+    operands.copy_rect(queue, sbuf, src_ld, dbuf, dst_ld, rows, cols).wait()
+    got = np.empty_like(dst0)
+    cl.enqueue_copy(queue, got, dbuf)
+    want = dst0.copy()
+    want[:rows, :cols] = src[:, :cols]
+    assert np.array_equal(got, want)
+
+
 # ------------------------------------------------------------------ bad input
 
 @pytest.mark.parametrize("a,b,exc,words", [

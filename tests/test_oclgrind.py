@@ -41,6 +41,17 @@ RUNNER = textwrap.dedent("""
                               split_k=opts.get("split", "auto"))
             ref = verify.reference(a.T if ta else a, b.T if tb else b)
             ok = verify.rel_error(out, ref) <= verify.tolerance(k)
+        elif kind == "copy":      # operands.copy_rect between buffers exactly as large
+            import pyopencl as cl
+            from clgemm import operands
+            rows, cols, lds, ldd = shape
+            src = verify.random_matrix(rng, rows, lds)
+            dst = np.zeros((rows, ldd), np.float32)
+            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+            sb, db = cl.Buffer(q.context, flags, hostbuf=src), cl.Buffer(q.context, flags, hostbuf=dst)
+            operands.copy_rect(q, sb, lds, db, ldd, rows, cols).wait()
+            cl.enqueue_copy(q, dst, db)
+            ok = np.array_equal(dst[:, :cols], src[:, :cols]) and not dst[:, cols:].any()
         else:
             a = verify.random_matrix(rng, *shape)
             ok = np.array_equal(clgemm.transpose(q, a, kernel=kernel, params=params), a.T)
@@ -86,6 +97,16 @@ def test_gemm_kernel_is_clean(key):
 def test_transpose_kernel_is_clean(key):
     cases = [("transpose", key, p, s) for p in (None, *SMALL_TRANSPOSE[key])
              for s in TRANSPOSE_SHAPES]
+    rc, out, err = simulate(cases)
+    assert rc == 0, err[-3000:]
+    assert reports(err) == [], err[-3000:]
+    assert out.count(" ok") == len(cases), out
+
+
+def test_copy_rows_is_clean():
+    """The copy_rows helper kernel (float4 and scalar builds) inside buffers that end where
+    the block does, so a read or write past it is reported."""
+    cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2))]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
