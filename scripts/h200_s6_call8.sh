@@ -1,4 +1,8 @@
-# Session 6, call 8 (~1 minute). Call 6 found NVIDIA's clEnqueueCopyBufferRect at 1.6 TB/s,
+# Session 6, call 8 (~1 minute): call 7 again after one fix. Call 7 found the padding copies
+# faster (A 0.092 -> 0.042 ms, B 0.081 -> 0.053 at 4000^3) but the launch span 0.5 ms longer
+# than its steps: copy_rows went through pyopencl's kernel call (kernel object and arguments
+# set on every launch); the step is now bound once (operands.bind_copy, build.bind).
+# Call 6 found NVIDIA's clEnqueueCopyBufferRect at 1.6 TB/s,
 # a flat copy at 3.8 and a float4 row-copy kernel at 2.8; operands.copy_rect now takes a
 # flat copy when both sides are dense and the copy_rows kernel otherwise. 1. The padded
 # launches again, step by step (4000^3, 8000^3). 2. The bench at 4096^3 and 4000^3, twice,
