@@ -31,8 +31,9 @@ METHOD = ("device span of one call, median of R calls after one warm-up call: Op
           "profiling timestamps of a marker enqueued before the call and one after it (CUDA "
           "events for cuBLAS), so every kernel a library enqueues and the host-side gaps "
           "between them count; host wall-clock to the device synchronisation is recorded beside "
-          "it (host_ms_*). Fresh uniform[-1,1) data; each contender's output checked against "
-          "float64 on sampled rows")
+          "it (host_ms_*). Fresh uniform[-1,1) data, on the device before the timed calls (cuBLAS: "
+          "its own copy through torch); each contender's output checked against float64 on "
+          "sampled rows")
 DEFAULT_SIZES = (512, 1024, 2048, 4096, 8192)
 DEFAULT_SHAPES = ((4000, 4000, 4000), (8192, 8192, 256), (256, 8192, 8192), (4096, 1024, 4096),
                   (1, 4096, 4096), (4096, 4096, 1))
