@@ -62,12 +62,8 @@ def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
 def helper(context: cl.Context, source: str, params: Mapping[str, int]) -> cl.Program:
     """A helper kernel outside the registry (no tuning, fixed launch shape: copy_rows.cl),
     compiled once per process."""
-    def make() -> cl.Program:
-        try:
-            return cl.Program(context, (kernel_dir() / source).read_text()).build(options=options(params))
-        except cl.Error as e:
-            raise BuildError(f"{source} failed to compile with {dict(params)}: {e}") from None
-    return _cached((context.int_ptr, "helper", source, tuple(sorted(params.items()))), make)
+    return _cached((context.int_ptr, "helper", source, tuple(sorted(params.items()))),
+                   lambda: _compile(context, source, params, (), source))
 
 
 def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
@@ -82,12 +78,16 @@ def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
 
 def compile_source(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
                    extra: tuple[str, ...] = ()) -> cl.Program:
-    source = (kernel_dir() / kernel.source).read_text()
+    return _compile(context, kernel.source, params, extra, f"kernel {kernel.key} ({kernel.name})")
+
+
+def _compile(context: cl.Context, source: str, params: Mapping[str, int],
+             extra: tuple[str, ...], what: str) -> cl.Program:
     try:
-        return cl.Program(context, source).build(options=options(params, extra))
+        return cl.Program(context, (kernel_dir() / source).read_text()).build(
+            options=options(params, extra))
     except cl.Error as e:  # the message carries the build log
-        raise BuildError(f"kernel {kernel.key} ({kernel.name}) failed to compile with "
-                         f"{dict(params)}: {e}") from None
+        raise BuildError(f"{what} failed to compile with {dict(params)}: {e}") from None
 
 
 def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tuple,

@@ -329,8 +329,8 @@ def _taken(queue, x, align: int, tplan: TransposePlan | None, steps: list,
     so that a timed launch of device-resident operands counts that copy."""
     if shape is None or isinstance(x, np.ndarray):
         return operands.raw(queue, x, align, shape)
-    m = operands.raw(queue, x, align)
-    if (m.rows, m.cols) == shape:
+    m = operands.raw(queue, x, 1)    # a device array's own dense memory, no copy
+    if (m.rows, m.cols) == shape:    # whole tiles already (their width is aligned)
         return m
     out = operands.zeros(queue, shape[0], shape[1], shape[1])
     steps.append(operands.bind_copy(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols))

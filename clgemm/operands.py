@@ -80,19 +80,19 @@ def raw(queue: cl.CommandQueue, x, align: int, shape: tuple[int, int] | None = N
     t = is_transposed(x)
     rows, cols = (x.shape[1], x.shape[0]) if t else x.shape
     ld = rounded(cols, align)
-    host = isinstance(x, np.ndarray)
-    if host and shape is not None and shape != (rows, cols):
+    mem = np.ascontiguousarray(x.T if t else x) if isinstance(x, np.ndarray) else None
+    if mem is not None and shape is not None and shape != (rows, cols):
         out = zeros(queue, shape[0], shape[1], shape[1])
     elif ld != cols:
         out = zeros(queue, rows, cols, ld)
-    elif host:
+    elif mem is not None:
         buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                        hostbuf=np.ascontiguousarray(x.T if t else x))
+                        hostbuf=mem)
         return Matrix(buf, rows, cols, ld)
     else:
         return Matrix(x.base_data, rows, cols, ld)
-    if host:
-        upload(queue, np.ascontiguousarray(x.T if t else x), out)
+    if mem is not None:
+        upload(queue, mem, out)
     else:
         copy_rect(queue, x.base_data, cols, out.buf, out.ld, rows, cols)
     return out

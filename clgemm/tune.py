@@ -120,12 +120,10 @@ class Evaluator:
         (mp, np_, kp), kmajor = self.layout(plan)
         key = (plan.align, kmajor, mp, np_, kp)
         if key not in self._mats:
-            m, n, k = self.shape
+            m, n, _ = self.shape
             q, al = self.queue, plan.align
-            a, b = np.zeros((mp, kp), np.float32), np.zeros((kp, np_), np.float32)
-            a[:m, :k], b[:k, :n] = self.a, self.b
-            a = np.ascontiguousarray(a.T) if kmajor else a
-            self._mats[key] = (operands.raw(q, a, al), operands.raw(q, b, al),
+            a, ashape = (np.ascontiguousarray(self.a.T), (kp, mp)) if kmajor else (self.a, (mp, kp))
+            self._mats[key] = (operands.raw(q, a, al, ashape), operands.raw(q, self.b, al, (kp, np_)),
                                operands.empty(q, m, n, operands.rounded(n, al)), kmajor)
         return self._mats[key]
 
