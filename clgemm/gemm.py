@@ -17,9 +17,9 @@ from .transpose import TransposePlan
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
 PAD = ("auto", "yes", "no")
 # pad "auto" (the default): zero-padded copies of A and B for the EXACT build. On the H200
-# at 4000^3 (results/NOTES.md, session 4) +2.1% over the best unpadded point, with the
-# copies counted; smaller shapes, where the copies weigh more, were not measured.
-PAD_MIN_VOLUME = 2**35   # M*N*K (about 3250^3)
+# (results/NOTES.md, session 7), copies counted: +8% at 1500^3 and 2000^3, +11-13% at
+# 2500^3, 3000^3 and 4000x4000x1000, +42% at 1300^3; -7% at 1100^3 and 1200^3, -9% at 1000^3.
+PAD_MIN_VOLUME = 2**31   # M*N*K (about 1290^3)
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
 # split-K "auto": slices until the work-groups number SPLIT_FILL per compute unit, each
 # slice at least SPLIT_MIN_K deep. On the H200 (results/NOTES.md, session 3) splitting paid

@@ -93,11 +93,23 @@ def main() -> None:
                 print(key, extra, (m, n, k), "verified", r["verified"], f"{r['rel_error']:.2e}", flush=True)
                 assert r["verified"] or key == "5s"
         return
-    db = json.load(open("clgemm/tuned/nvidia-h200.json"))["entries"]["5"]
     sizes = [int(s) for s in a.sizes.split(",")]
     points = SETS[a.set]
+    describe_builds(q, points, out)
+    # A K-major at both sizes: as gemm() lays it out at 8192^3 (transpose timed), given
+    # transposed and read as it lies at 4096^3
+    interleaved(q, sizes, points, a.rounds, out / f"probe-{a.set}.jsonl",
+                lambda s: dict(trans_a=True, transposed_by="kernel") if s < 8192 else {},
+                lambda s: 100 if s == 8192 else 300)
+
+
+DB = "clgemm/tuned/nvidia-h200.json"
+
+
+def describe_builds(q, points, out: Path) -> None:
+    """Registers, shared memory and SASS counts of each probe build at the 8192^3 point."""
     ctx, dev = q.context, q.device
-    base = db["8192x8192x8192"]["params"]
+    base = json.load(open(DB))["entries"]["5"]["8192x8192x8192"]["params"]
     for key, extra in points:
         k = kernels.GEMM[key]
         prg = build.compile_source(ctx, k, k.resolve({**base, **extra}),
@@ -108,18 +120,20 @@ def main() -> None:
         sc = sass_counts(ptx, tag, out / "sass")
         print(tag, "registers", re.findall(r"Used (\d+) registers", log), "smem",
               re.findall(r"(\d+) bytes smem", log), "cp.async in PTX", ptx.count("cp.async.cg"), sc, flush=True)
+
+
+def interleaved(q, sizes, points, rounds: int, path: Path, layout, repeat) -> list[dict]:
+    """Each point at each size in turn, `rounds` times, at the size's tuned parameters with
+    the point's changes, laid out as layout(size) says; rows to `path`, then the medians."""
+    db = json.load(open(DB))["entries"]["5"]
     rows = []
-    with open(out / f"probe-{a.set}.jsonl", "w") as f:
-        for rnd in range(a.rounds):
+    with open(path, "w") as f:
+        for rnd in range(rounds):
             for s in sizes:
                 P = db[f"{s}x{s}x{s}"]["params"]
                 for key, extra in points:
                     t0 = time.time()
-                    # A K-major at both sizes: as gemm() lays it out at 8192^3 (transpose
-                    # timed), given transposed and read as it lies at 4096^3
-                    kw = dict(trans_a=True, transposed_by="kernel") if s < 8192 else {}
-                    r = run_gemm(q, s, s, s, kernel=key, params={**P, **extra},
-                                 repeat=100 if s == 8192 else 300, **kw)
+                    r = run_gemm(q, s, s, s, kernel=key, params={**P, **extra}, repeat=repeat(s), **layout(s))
                     r.update(round=rnd, probe=extra, t0=t0, t1=time.time())
                     f.write(json.dumps(r, default=str) + "\n")
                     f.flush()
@@ -131,7 +145,7 @@ def main() -> None:
         for key, extra in points:
             g = sorted(r["gflops"] for r in rows if r["m"] == s and r["kernel"] == key and r["probe"] == extra)
             print(f"{s} {key:3s} {str(extra):28s} {g[len(g) // 2]:8.0f}  range {g[0]:.0f}-{g[-1]:.0f}")
-
+    return rows
 
 if __name__ == "__main__":
     main()

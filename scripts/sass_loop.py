@@ -16,10 +16,14 @@ BRA = re.compile(r"BRA\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
 
 
 def loop_mix(text: str) -> dict:
-    ins = [(int(m.group(1), 16), m.group(2).strip()) for m in map(INS.match, text.splitlines()) if m]
-    back = [(int(b.group(1), 16), a) for a, t in ins if (b := BRA.search(t)) and b.group(1)
-            and int(b.group(1), 16) < a]
-    lo, hi = max(back, key=lambda r: r[1] - r[0])
+    # addresses restart at 0 in each function of a listing, so loops are found per function
+    loops = []
+    for part in re.split(r"\n\s*Function : \S+", text):
+        ins = [(int(m.group(1), 16), m.group(2).strip()) for m in map(INS.match, part.splitlines()) if m]
+        back = [(int(b.group(1), 16), a) for a, t in ins if (b := BRA.search(t)) and b.group(1)
+                and int(b.group(1), 16) < a]
+        loops += [(lo, hi, ins) for lo, hi in back]
+    lo, hi, ins = max(loops, key=lambda r: r[1] - r[0])
     body = [t for a, t in ins if lo <= a <= hi]
     ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body)
     return {"loop_bytes": [hex(lo), hex(hi)], "instructions": len(body), "FFMA": ops["FFMA"],

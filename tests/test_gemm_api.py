@@ -321,8 +321,9 @@ def test_pad_rule(queue):
     assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
     assert not plan.pads(4000, 4000, 4000)             # whole 32x32x8 tiles already
     assert not plan.pads(37, 53, 29)                   # too small to pay for the copies
-    side = round(PAD_MIN_VOLUME ** (1 / 3)) - 10       # just below the volume threshold
-    assert side % 32 and not plan.pads(side, side, side)
+    side = round(PAD_MIN_VOLUME ** (1 / 3)) - 9        # just below the volume threshold
+    assert side**3 < PAD_MIN_VOLUME < (side + 32) ** 3 and side % 32
+    assert not plan.pads(side, side, side) and plan.pads(side + 32, side + 32, side + 32)
     assert not plan.pads(1, 4096, 4096)                # 32x the work
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
