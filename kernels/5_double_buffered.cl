@@ -53,9 +53,10 @@
 //   alone 57.0 TFLOPS, with the local reads 53.4, the whole step 50.9. cp.async tile loads
 //   (-11%), rasterised launch orders (-5%) and other FFMA orders (-1.6% to -6.5%) lost.
 // - At 8192^3 the last of 15.5 waves (2 groups per multiprocessor) costs 2.3%: 8192 x 8448,
-//   16 whole waves, runs at 52.1 TFLOPS (session 7). Stream-K builds that remove it, a tile
-//   loop unrolled twice and shorter k loops all lost 3-29%: ptxas schedules this loop very
-//   differently in other contexts, so any edit here needs an A/B at both A layouts.
+//   16 whole waves, runs at 52.1 TFLOPS (session 7). Stream-K builds that remove it, loads
+//   two tiles ahead, a tile loop unrolled twice and shorter k loops all lost 1.6-29%: ptxas
+//   schedules this loop very differently in other contexts, so any edit here needs an A/B
+//   at both A layouts.
 
 #ifndef TSM
 #define TSM 64

@@ -1,4 +1,4 @@
-"""Session 7 probes of kernel 5 (untracked kernels/zz_u2.cl, kept in
+"""Session 7 probes of kernel 5 (untracked kernels/zz_u2.cl and zz_rp.cl, kept in
 results/h200/session7/probes/) against the shipped kernel at its tuned points, interleaved
 rounds, A K-major; registers and SASS counts of each build.
 
@@ -24,8 +24,11 @@ k5 = kernels.get("5")
 kernels.GEMM["5u"] = dataclasses.replace(
     k5, key="5u", source="zz_u2.cl", split_k=False,
     params=k5.params + (Param("U2", 0, (0, 1)), Param("PB", 0, (0, 1)), Param("KU", 0, (0, 1, 2, 4))))
+kernels.GEMM["5p"] = dataclasses.replace(
+    k5, key="5p", source="zz_rp.cl", split_k=False, params=k5.params + (Param("RP", 0, (0, 1)),))
 SETS = {
     "u2": [("5", {}), ("5u", dict(U2=1)), ("5u", dict(PB=1)), ("5u", dict(U2=1, PB=1))],
+    "rp": [("5", {}), ("5p", {}), ("5p", dict(RP=1))],
     "loop": [("5", {}), ("5u", {}), ("5u", dict(U2=1)), ("5u", dict(PB=1)), ("5u", dict(KU=1)),
              ("5u", dict(KU=2)), ("5u", dict(KU=4))],
 }

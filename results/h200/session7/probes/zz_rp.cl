@@ -1,0 +1,262 @@
+// PROBE (session 7, untracked): kernel 5 with the global loads prefetched two tiles ahead
+// (RP=1): two register sets, tile loop unrolled twice so each set is static.
+// Kernel 5: double buffering (kernel 4 + one technique).
+//
+// Technique: two local buffers per operand. While the work-group multiplies tile t
+// from one buffer, each work-item already holds tile t+1 in registers, loaded from
+// global memory before the multiply so that the load latency hides behind it; after
+// the multiply it writes those registers to the other buffer. One barrier per tile
+// suffices: the buffer written in step t was last read in step t-1, before the
+// barrier that ended it.
+//
+// Parameters: TSM, TSN, TSK, WPTM, WPTN, WIDTH, PAD (as kernel 4).
+// Constraints: as kernel 4, with twice the local memory:
+// 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
+// Edges: any M, N, K >= 1, handled as in kernel 4; launches of whole tiles take the EXACT
+// build (no bounds checks on the tile loads).
+// Layouts (build options the host sets, not tuning parameters): A_KMAJOR reads A stored
+// K x M and B_NMAJOR reads B stored N x K as they lie, for gemm(transposed_by="kernel");
+// a tile whose rows run along k is then stored straight, the other one transposed.
+// H200, 4096^3: A^T read as it lies 50.2 TFLOPS against 48.7 through a device transpose,
+// but B^T 45.9 against 48.7 (its tile is the one stored transposed); so gemm() reads A as
+// it lies and transposes B by default (transposed_by="auto"). At 8192^3 it even pays to
+// transpose a row-major A to K-major first: 51.0 against 50.2 TFLOPS, transpose included;
+// at 4096^3 and below it does not (+0.3% to -7%, session 4), so gemm() does it only there.
+// Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter): a
+// launch with get_num_groups(2) = S cuts the k loop into S slices of whole tiles. Group z
+// of dimension 2 writes its slice's partial product to slice z of C, which is then a
+// workspace of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into
+// the real C. It gives shapes with few tiles of C but a long k enough work-groups to fill
+// the device. H200: 22.2 -> 41.8 TFLOPS at 256 x 8192 x 8192 (64 tiles of 128 x 256,
+// S = 2), 0.17 -> 0.72 at 1 x 4096 x 4096 (S = 8); it lost 8-12% where 256 work-groups
+// already filled the 132 multiprocessors, and 38% at 512^3. A build of its own because,
+// compiled into every launch, its extra live values cost the 16 x 8 blocks 18% at 2048^3
+// (39.2 against 48.3 TFLOPS, same parameters, session 3).
+//
+// H200 (results/h200/README.md), profiling-event medians:
+// - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
+//   spills, 24.6 KB local) give 41.7 TFLOPS at 4096^3 with bounds checks and 44.1 without
+//   (EXACT, common.cl: +5.8%, the same at 8192^3); double buffering buys little at large
+//   sizes over kernel 4 (42.0), where enough work-groups per multiprocessor already hide
+//   the load latency, and much at 1024^3 (30.1 against 17.3), where there are too few.
+// - the exhaustive sweep of all 4088 valid points at 4096^3 (EXACT) found TSM=128 TSN=128
+//   TSK=8 WPTM=16 WPTN=8 WIDTH=4 PAD=1: 49.1 TFLOPS, 0.97x cuBLAS; the same point is the
+//   TPE tuner's best at 2048^3 (47.5) and 4096 x 1024 x 4096 (48.7). Small shapes want
+//   small tiles: 64 x 32 x 32 with 4 x 4 blocks at 512^3 (15.5 against 8.4 for the
+//   defaults). The winners ship in clgemm/tuned/nvidia-h200.json.
+// - EXACT is not a free win: for TSM=TSN=128 TSK=8 WPTM=WPTN=8 it cost 17% (43.9 -> 36.5),
+//   so the tuner always measures the build that the target shape will use. For the 16 x 8
+//   blocks it pays even through zero-padded copies: 4000^3 padded to 4096^3 ran at 43.1
+//   against 42.2 for the best unpadded point (session 4), so gemm() pads large odd shapes.
+// - The compiler already sends some of the tile loads through the read-only path
+//   (ld.global.nc.v4, 8 of the 40 vector loads of the 16 x 8 build); forcing all of them
+//   there with inline PTX cost 19-21% at 4096^3 and 8192^3 (session 4).
+// - Where a tile step of the 16 x 8 point goes at 8192^3 (session 6, parts left out): FFMAs
+//   alone 57.0 TFLOPS, with the local reads 53.4, the whole step 50.9. cp.async tile loads
+//   (-11%), rasterised launch orders (-5%) and other FFMA orders (-1.6% to -6.5%) lost.
+// - At 8192^3 the last of 15.5 waves (2 groups per multiprocessor) costs 2.3%: 8192 x 8448,
+//   16 whole waves, runs at 52.1 TFLOPS (session 7). Stream-K builds that remove it, a tile
+//   loop unrolled twice and shorter k loops all lost 3-29%: ptxas schedules this loop very
+//   differently in other contexts, so any edit here needs an A/B at both A layouts.
+
+#ifndef TSM
+#define TSM 64
+#endif
+#ifndef TSN
+#define TSN 128
+#endif
+#ifndef TSK
+#define TSK 16
+#endif
+#ifndef WPTM
+#define WPTM 16
+#endif
+#ifndef WPTN
+#define WPTN 4
+#endif
+#ifndef WIDTH
+#define WIDTH 4
+#endif
+#ifndef PAD
+#define PAD 0
+#endif
+
+#include "common.cl"
+
+#define RTSM (TSM / WPTM)               // work-items along M
+#define RTSN (TSN / WPTN)               // work-items along N
+#define NT (RTSM * RTSN)                // work-items per group
+#define TSMV (TSM / WIDTH + PAD)        // vectors per k-row of the A tile, padding included
+#define LPTA (TSM * TSK / WIDTH / NT)   // A vectors each work-item loads per tile
+#define LPTB (TSK * TSN / WIDTH / NT)   // B vectors each work-item loads per tile
+
+__kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
+void gemm(const int M, const int N, const int K, const float alpha,
+          const __global floatW* restrict A, const int lda,
+          const __global floatW* restrict B, const int ldb,
+          const float beta, __global floatW* C, const int ldc) {
+    const int tx = get_local_id(0);
+    const int ty = get_local_id(1);
+    const int tid = ty * RTSN + tx;
+    const int m0 = get_group_id(1) * TSM;
+    const int n0 = get_group_id(0) * TSN;
+#ifdef SPLIT_K
+    // This group's slice of k is [k0, kend), `per` whole tiles of the ceil(K/TSK) (the
+    // last slice may end early, at K); its output is slice z of C.
+    const int z = get_group_id(2), slices = get_num_groups(2);
+    const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
+    const int k0 = z * per * TSK, kend = min(K, k0 + per * TSK);
+    C += (size_t)z * M * (ldc / WIDTH);
+#else
+    const int k0 = 0, kend = K;
+#endif
+    // Leading dimensions and extents counted in vectors.
+    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
+    const int Kv = (kend + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
+    const int Mv = (M + WIDTH - 1) / WIDTH;
+
+    __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
+    __local floatW Bsub[2][TSK][TSN / WIDTH];
+
+    float acc[WPTM][WPTN];
+    #pragma unroll
+    for (int i = 0; i < WPTM; i++)
+        #pragma unroll
+        for (int j = 0; j < WPTN; j++) acc[i][j] = 0.0f;
+
+    // The vectors this work-item moves per tile, staged in registers.
+    floatW ra[LPTA], rb[LPTB], ra1[LPTA], rb1[LPTB];
+
+    // Global -> registers: COUNT vectors of a block of rows of `src`, rows row0.., vector
+    // columns col0v.. (COLSV vectors per row), work-item tid taking every NT-th vector;
+    // out-of-range vectors read as zero (INSIDE, common.cl).
+    #define LOAD_ROWS(dst, src, ldv, row0, rows, col0v, colsv, COLSV, COUNT)           \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            const int r = e / (COLSV), cv = (col0v) + e % (COLSV);                      \
+            dst[l] = INSIDE((row0) + r < (rows) && cv < (colsv))                        \
+                     ? src[((row0) + r) * (ldv) + cv] : (floatW)(0.0f);                 \
+        }
+    // Registers -> a k-major local tile: rows that run along k are stored as they are...
+    #define STORE_ROWS(sub, src, COLSV, COUNT)                                          \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            sub[e / (COLSV)][e % (COLSV)] = src[l];                                     \
+        }
+    // ...and rows that run along m (or n) are transposed: float w of vector c of row r
+    // is element r of k-row c*WIDTH + w.
+    #define STORE_TRANSPOSED(sub, src, COLSV, COUNT)                                    \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            const int r = e / (COLSV), c = e % (COLSV);                                 \
+            float s[WIDTH];                                                             \
+            UNPACK(src[l], s, 0);                                                       \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
+                ((__local float*)&sub[c * WIDTH + w][r / WIDTH])[r % WIDTH] = s[w];     \
+        }
+
+    // The tile starting at depth t. A is M x K (rows along m) unless the host built this
+    // with A_KMAJOR (A given as K x M, lda >= M); B is K x N unless B_NMAJOR (N x K).
+#ifndef A_KMAJOR
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, m0, M, (t) / WIDTH, Kv, TSK / WIDTH, LPTA)
+    #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
+#else
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), kend, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)
+    #define STORE_A(buf) STORE_ROWS(Asub[buf], ra, TSM / WIDTH, LPTA)
+#endif
+#ifndef B_NMAJOR
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), kend, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
+    #define STORE_B(buf) STORE_ROWS(Bsub[buf], rb, TSN / WIDTH, LPTB)
+#else
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, n0, N, (t) / WIDTH, Kv, TSK / WIDTH, LPTB)
+    #define STORE_B(buf) STORE_TRANSPOSED(Bsub[buf], rb, TSK / WIDTH, LPTB)
+#endif
+    #define LOAD_TILE(t) LOAD_A(t) LOAD_B(t)
+    #define STORE_TILE(buf) STORE_A(buf) STORE_B(buf)
+    #define COMPUTE(BUF)                                                                \
+        _Pragma("unroll") for (int k = 0; k < TSK; k++) {                              \
+            float a[WPTM], b[WPTN];                                                     \
+            _Pragma("unroll") for (int i = 0; i < WPTM / WIDTH; i++)                   \
+                UNPACK(Asub[BUF][k][ty + i * RTSM], a, i * WIDTH);                      \
+            _Pragma("unroll") for (int j = 0; j < WPTN / WIDTH; j++)                   \
+                UNPACK(Bsub[BUF][k][tx + j * RTSN], b, j * WIDTH);                      \
+            _Pragma("unroll") for (int i = 0; i < WPTM; i++)                           \
+                _Pragma("unroll") for (int j = 0; j < WPTN; j++)                       \
+                    acc[i][j] += a[i] * b[j];                                           \
+        }
+
+#if !RP
+    LOAD_TILE(k0);
+    STORE_TILE(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const int tiles = (kend - k0 + TSK - 1) / TSK;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int buf = tile & 1;
+        const bool more = tile + 1 < tiles;
+        if (more) { LOAD_TILE(k0 + (tile + 1) * TSK); }
+        COMPUTE(buf)
+        if (more) { STORE_TILE(buf ^ 1); }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#else
+#if !defined(A_KMAJOR) || defined(B_NMAJOR) || defined(SPLIT_K)
+#error "RP probe: A_KMAJOR, row-major B, no split-K"
+#endif
+    // Set 0 (ra, rb) and set 1 (ra1, rb1): tile t's registers are set t % 2. Each step
+    // loads tile t+2 into the set that tile t used (stored to local memory a step ago) and
+    // stores tile t+1 from the other set: a global load has a whole step to arrive.
+    #define LOAD_SET(RA, RB, t)                                                          \
+        LOAD_ROWS(RA, A, ldav, (t), kend, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)             \
+        LOAD_ROWS(RB, B, ldbv, (t), kend, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
+    #define STORE_SET(RA, RB, buf)                                                       \
+        STORE_ROWS(Asub[buf], RA, TSM / WIDTH, LPTA) STORE_ROWS(Bsub[buf], RB, TSN / WIDTH, LPTB)
+    const int tiles = (kend - k0 + TSK - 1) / TSK;
+    LOAD_SET(ra, rb, k0);
+    STORE_SET(ra, rb, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (1 < tiles) { LOAD_SET(ra1, rb1, k0 + TSK); }
+    for (int tile = 0; tile < tiles; tile += 2) {
+        if (tile + 2 < tiles) { LOAD_SET(ra, rb, k0 + (tile + 2) * TSK); }
+        COMPUTE(0)
+        if (tile + 1 < tiles) { STORE_SET(ra1, rb1, 1); }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (tile + 1 >= tiles) break;
+        if (tile + 3 < tiles) { LOAD_SET(ra1, rb1, k0 + (tile + 3) * TSK); }
+        COMPUTE(1)
+        if (tile + 2 < tiles) { STORE_SET(ra, rb, 0); }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+
+    const bool full = m0 + TSM <= M && n0 + TSN <= N;
+#ifdef WRITE_C
+    WRITE_C     // kernel 6 substitutes its own write-back of C here
+#else
+    #pragma unroll
+    for (int i = 0; i < WPTM; i++) {
+        const int row = m0 + (ty + (i / WIDTH) * RTSM) * WIDTH + i % WIDTH;
+        #pragma unroll
+        for (int j = 0; j < WPTN / WIDTH; j++) {
+            const int colv = n0 / WIDTH + tx + j * RTSN;
+            store_c_vec(C, row, colv, ldcv, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
+        }
+    }
+#endif
+}
+
+#ifdef SPLIT_K
+// Split-K's second step: C = alpha * (sum of the S slices of W, each M x ldc) + beta * C,
+// one element per work-item (dimension 0 along N). The slices were written with alpha = 1
+// and beta = 0; beta == 0 does not read C (store_c).
+__kernel void splitk_reduce(const int M, const int N, const int S, const float alpha,
+                            const __global float* restrict W, const float beta,
+                            __global float* C, const int ldc) {
+    const int col = get_global_id(0), row = get_global_id(1);
+    if (row >= M || col >= N) return;
+    const size_t slice = (size_t)M * ldc, idx = (size_t)row * ldc + col;
+    float sum = 0.0f;
+    for (int s = 0; s < S; s++) sum += W[s * slice + idx];
+    store_c(C, idx, alpha, sum, beta);
+}
+#endif  // SPLIT_K
