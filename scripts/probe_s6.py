@@ -71,14 +71,19 @@ def sass_counts(ptx: str, tag: str, outdir: Path) -> dict:
     return c
 
 
-def main() -> None:
+def arguments(sets: dict, default: str) -> argparse.Namespace:
+    """The probe scripts' command line: which set of points, sizes, rounds, where to write."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="8192,4096")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--set", default="levers", choices=sorted(SETS))
+    ap.add_argument("--set", default=default, choices=sorted(sets))
     ap.add_argument("--small", action="store_true", help="CPU check: small tiles, small shapes")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = arguments(SETS, "levers")
     q = device.queue(device.select())
     out = Path(a.out)
     if a.small:

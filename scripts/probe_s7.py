@@ -7,9 +7,7 @@ rounds, A K-major; registers and SASS counts of each build.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 
@@ -18,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clgemm import device, kernels  # noqa: E402
 from clgemm.kernels import Param  # noqa: E402
 from clgemm.run import run_gemm  # noqa: E402
-from probe_s6 import describe_builds, interleaved  # noqa: E402
+from probe_s6 import arguments, describe_builds, interleaved  # noqa: E402
 
 k5 = kernels.get("5")
 kernels.GEMM["5u"] = dataclasses.replace(
@@ -33,14 +31,9 @@ SETS = {
              ("5u", dict(KU=2)), ("5u", dict(KU=4))],
 }
 
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="8192,4096")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--set", default="u2", choices=sorted(SETS))
-    ap.add_argument("--small", action="store_true", help="CPU check: small tiles, small shapes")
-    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
-    a = ap.parse_args()
+    a = arguments(SETS, "u2")
     q = device.queue(device.select())
     out = Path(a.out)
     points = SETS[a.set]
