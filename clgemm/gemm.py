@@ -106,6 +106,11 @@ class GemmPlan:
         mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
         return m * n * k >= PAD_MIN_VOLUME and mp * np_ * kp <= PAD_WASTE * m * n * k
 
+    def launched(self, m: int, n: int, k: int) -> tuple[int, int, int]:
+        """The shape a launch for (m, n, k) covers: whole tiles when it pads (`pads`), else
+        (m, n, k). gemm() and the tuner both take it from here."""
+        return self.kernel.whole_tiles(self.params, m, n, k) if self.pads(m, n, k) else (m, n, k)
+
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
         """How many slices of k a launch at (m, n, k) computes apart (1: no split-K), for
         the plan's `split_k` or the count `asked` instead. Auto: when C has too few tiles
@@ -280,8 +285,9 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     ta, tb = rx and is_transposed(x), ry and is_transposed(y)
     kmajor = rx and not ta and plan.kmajor_a(rows, cols, k)
     ta = ta or kmajor
-    mp, np_, kp = plan.kernel.whole_tiles(plan.params, rows, cols, k)
-    pads = plan.pads(rows, cols, k)
+    launched = plan.launched(rows, cols, k)
+    mp, np_, kp = launched
+    pads = launched != (rows, cols, k)
     padded = [(mp, kp), (kp, np_)] if pads else []
 
     al = plan.align
@@ -292,7 +298,6 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float) -> Prepared:
     relaid += [(k, rounded(rows, al))] if kmajor else []
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
-    launched = (mp, np_, kp) if pads else (rows, cols, k)
     slices = plan.splits(*launched)
     partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)

@@ -61,12 +61,9 @@ class Evaluator:
         return plan
 
     def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
-        """How gemm() launches the target with this plan, decided here only: the shape the
-        launch covers (whole tiles when it pads, `pads`) and whether A is read K-major
-        (`kmajor_a`)."""
-        launched = (plan.kernel.whole_tiles(plan.params, *self.shape) if plan.pads(*self.shape)
-                    else self.shape)
-        return launched, plan.kmajor_a(*self.shape)
+        """How gemm() launches the target with this plan: the shape the launch covers
+        (`GemmPlan.launched`) and whether A is read K-major (`kmajor_a`)."""
+        return plan.launched(*self.shape), plan.kmajor_a(*self.shape)
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes the
