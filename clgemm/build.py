@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyopencl as cl
 
-from .device import shuffle_support
+from .device import nvidia_cc, shuffle_support
 from .kernels import Kernel
 
 
@@ -82,12 +84,38 @@ def compile_source(context: cl.Context, kernel: Kernel, params: Mapping[str, int
 
 
 def _compile(context: cl.Context, source: str, params: Mapping[str, int],
-             extra: tuple[str, ...], what: str) -> cl.Program:
+             extra: tuple[str, ...], what: str, tail: str = "") -> cl.Program:
     try:
-        return cl.Program(context, (kernel_dir() / source).read_text()).build(
+        return cl.Program(context, (kernel_dir() / source).read_text() + tail).build(
             options=options(params, extra))
     except cl.Error as e:  # the message carries the build log
         raise BuildError(f"{what} failed to compile with {dict(params)}: {e}") from None
+
+
+def footprint(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
+              extra: tuple[str, ...] = (), entry: str = "gemm") -> tuple[int, int] | None:
+    """(registers per work-item, local bytes per work-group) of `entry` in this build, as
+    NVIDIA's compiler reports them (-cl-nv-verbose); None elsewhere, since OpenCL has no
+    query for registers. They decide how many work-groups share a compute unit
+    (device.resident_groups)."""
+    dev = context.devices[0]
+    if nvidia_cc(dev) is None:
+        return None
+    # The driver prints ptxas's report only when it compiles the PTX, not when its compute
+    # cache already holds the binary (a second build of the same program logs nothing), so
+    # an empty kernel of a name never used before makes this program's PTX new.
+    tail = f"\n__kernel void clgemm_footprint_{time.time_ns()}(void) {{}}\n"
+    opts = device_options(context, kernel) + tuple(extra) + ("-cl-nv-verbose",)
+    prg = _compile(context, kernel.source, params, opts, f"kernel {kernel.key} ({kernel.name})", tail)
+    log = prg.get_build_info(dev, cl.program_build_info.LOG)
+    used = r"Used (\d+) registers([^\n]*)"
+    found = re.search(rf"entry function '{re.escape(entry)}'.*?{used}", log, re.S)
+    if not found and len(re.findall(used, log)) == 1:   # no entry names: a lone count
+        found = re.search(used, log)
+    if not found:
+        return None
+    smem = re.search(r"(\d+) bytes smem", found.group(2))
+    return int(found.group(1)), int(smem.group(1)) if smem else kernel.geometry.local_bytes(params)
 
 
 def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tuple,

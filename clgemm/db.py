@@ -193,7 +193,20 @@ def _load(path: Path) -> dict:
                 continue
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
                                               "shape": dims}
+            resident = entry.get("resident")
+            if _residents(resident):
+                out[key][shape]["resident"] = dict(resident)
+            elif resident is not None:
+                warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: resident {resident!r} "
+                              f"ignored (want {{\"checked\": n, \"exact\": n}}, n >= 1)",
+                              DataWarning, stacklevel=3)
     return out
+
+
+def _residents(r: object) -> bool:
+    """Work-groups per compute unit, as GemmPlan.residents gives them."""
+    return (isinstance(r, dict) and set(r) == {"checked", "exact"}
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in r.values()))
 
 
 def _parse_shape(s: object) -> tuple[int, int, int] | None:
@@ -240,19 +253,23 @@ def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     return sum(abs(math.log(x / y)) for x, y in zip(a, b))
 
 
+def near(dev: cl.Device, kernel: str | None, m: int, n: int, k: int,
+         within: float = 0.0) -> list[tuple[str, dict]]:
+    """(kernel, entry) tuned at shapes within `within` of the nearest one's distance, the
+    nearest first (ties: the faster). Without a kernel, every kernel's entries."""
+    entries = entries_for(dev)
+    found = [(round(distance(e["shape"], (m, n, k)), 6), -e["gflops"], key, e)
+             for key in ([kernel] if kernel is not None else list(entries))
+             for e in entries.get(key, {}).values()]
+    found.sort(key=lambda f: f[:2])
+    return [(key, e) for d, _, key, e in found if d <= found[0][0] + within]
+
+
 def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[str, dict] | None:
     """(kernel, params) tuned for the nearest shape, or None if this device was never tuned
     (for that kernel). Without a kernel, the fastest tuned kernel at the nearest shape."""
-    entries = entries_for(dev)
-    keys = [kernel] if kernel is not None else list(entries)
-    best = None
-    for key in keys:
-        for e in entries.get(key, {}).values():
-            d = distance(e["shape"], (m, n, k))
-            rank = (round(d, 6), -e["gflops"])
-            if best is None or rank < best[0]:
-                best = (rank, key, e["params"])
-    return None if best is None else (best[1], best[2])
+    found = near(dev, kernel, m, n, k)
+    return (found[0][0], found[0][1]["params"]) if found else None
 
 
 def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Mapping[str, int],

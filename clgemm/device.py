@@ -129,6 +129,32 @@ def peak_gflops(dev: cl.Device) -> float | None:
     return dev.max_compute_units * _NV_FP32_LANES[cc] * 2 * dev.max_clock_frequency / 1e3
 
 
+# Per-multiprocessor limits by compute capability (CUDA programming guide, "technical
+# specifications"): resident warps, resident blocks, shared memory in KiB. The register
+# file is 64K 32-bit registers on all of them.
+_NV_SM_LIMITS = {(7, 0): (64, 32, 96), (7, 5): (32, 16, 64), (8, 0): (64, 32, 164),
+                 (8, 6): (48, 16, 100), (8, 9): (48, 24, 100), (9, 0): (64, 32, 228)}
+
+
+def resident_groups(dev: cl.Device, threads: int, registers: int, local_bytes: int) -> int | None:
+    """How many work-groups of a build run at once on one compute unit, from the registers
+    per work-item and local memory that NVIDIA's compiler reports (build.footprint): what
+    decides how many waves a launch takes. None where the limits are not known. Registers
+    are allocated per warp in units of 256; each block also reserves 1 KiB of shared
+    memory from compute capability 8.0 on. The H200 confirms it: 223 registers x 128
+    work-items give 2 groups, 141 x 128 give 3 (results/h200/README.md, session 8)."""
+    cc = nvidia_cc(dev)
+    if cc not in _NV_SM_LIMITS or threads < 1:
+        return None
+    max_warps, max_blocks, smem_kib = _NV_SM_LIMITS[cc]
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // 256) * 256
+    reserved = 1024 if cc >= (8, 0) else 0
+    by_regs = 65536 // (per_warp * warps) if registers else max_blocks
+    by_local = smem_kib * 1024 // (local_bytes + reserved) if local_bytes + reserved else max_blocks
+    return max(0, min(max_blocks, max_warps // warps, by_regs, by_local))
+
+
 def shuffle_support(dev: cl.Device) -> str:
     """How a sub-group shuffle is done on this device (see the shuffle transpose)."""
     ext = dev.extensions.split()

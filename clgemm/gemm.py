@@ -10,6 +10,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import build, db, kernels, operands, timing
+from . import device as devmod
 from .operands import Matrix, is_transposed, rounded
 from .transpose import TransposePlan
 
@@ -20,18 +21,55 @@ PAD = ("auto", "yes", "no")
 # (results/NOTES.md, session 7), copies counted: +8% at 1500^3 and 2000^3, +11-13% at
 # 2500^3, 3000^3 and 4000x4000x1000, +42% at 1300^3; -7% at 1100^3 and 1200^3, -9% at 1000^3.
 PAD_MIN_VOLUME = 2**31   # M*N*K (about 1290^3)
+# ... and only where the product is deep and wide enough to repay two more launches and the
+# copies (session 8): unpadded was faster at 4000x4000x135 (6%), 3000x3000x240 (1%),
+# 1000x1000x2150 (13%) and 999x3333x2222 (7%); padded at 2100x2100x512 (8%), 2600x2600x600
+# (5%) and 4000x4000x1000 (13%), though not at 2000x2000x540 (-2%)
+PAD_MIN_K = 256
+PAD_MIN_MN = 1024
 PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on the H200
 # split-K "auto": slices until the work-groups number SPLIT_FILL per compute unit, each
 # slice at least SPLIT_MIN_K deep. On the H200 (results/NOTES.md, session 3) splitting paid
 # at 128 work-groups (+23%) and lost at 256 (-8 to -12%), and at 512^3 (slices of 256)
 SPLIT_FILL = 1
 SPLIT_MIN_K = 512
+# Parameters for an untuned shape come from the tuned entries near it (within NEAR_WITHIN of
+# the nearest, in db.distance): each entry's measured time, rescaled by the waves and tile
+# steps its configuration would take at the new shape (GemmPlan.wave_steps), and the
+# fastest prediction wins if it beats the nearest entry's by WAVE_MARGIN. On the H200
+# (session 8) the nearest entry alone reached 0.96 of the best tuned configuration at 18
+# untuned shapes, down to 0.75 where its tiles spill into a second wave (2100^3: 289
+# groups of 128 x 128 for 264 places); the prediction reached 0.99 (leave-one-out).
+NEAR_WITHIN = 0.7
+WAVE_MARGIN = 1.05
 # transposed_by="auto" also turns a row-major A K-major with a device transpose first, for
 # kernels that read it so, once the product is large enough to repay the transpose. On the
 # H200, transpose included (results/NOTES.md, session 4): +1.5% at 8192^3, +0.3% at 4096^3,
 # -0.2% at 4000^3, -2.4% at 2048^3, -3.8% at 4096x1024x4096, -5% at 256x8192x8192.
 KMAJOR_MIN_N = 4096
 KMAJOR_MIN_VOLUME = 2**38   # M*N*K: between 4096^3 (2^36, about even) and 8192^3 (2^39)
+
+
+def _tuned(queue: cl.CommandQueue, kernel: str | None,
+           shape: tuple[int, int, int]) -> tuple[str, dict] | None:
+    """(kernel, params) for `shape` from the tuning database (see NEAR_WITHIN): the nearest
+    entry, or a near one whose launch at `shape` is predicted faster by WAVE_MARGIN."""
+    near = db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
+    if not near:
+        return None
+    if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
+        return near[0][0], near[0][1]["params"]
+
+    def predicted(key_entry) -> float:
+        key, e = key_entry
+        plan = GemmPlan(queue, key, e["params"])
+        ms = timing.gflops(*e["shape"], 1.0) / e["gflops"]      # its measured time
+        return ms * plan.wave_steps(*shape, e["resident"]) / plan.wave_steps(*e["shape"], e["resident"])
+
+    times = [predicted(ke) for ke in near]
+    best = min(range(len(near)), key=times.__getitem__)
+    pick = near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
+    return pick[0], pick[1]["params"]
 
 
 class GemmPlan:
@@ -67,7 +105,7 @@ class GemmPlan:
             raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
         self.pad, self.split_k = pad, split_k
         self.queue = queue
-        tuned = db.lookup(queue.device, None if kernel is None else str(kernel), *shape) \
+        tuned = _tuned(queue, None if kernel is None else str(kernel), shape) \
             if shape is not None else None
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
@@ -104,7 +142,8 @@ class GemmPlan:
         if self.pad == "yes":
             return True
         mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
-        return m * n * k >= PAD_MIN_VOLUME and mp * np_ * kp <= PAD_WASTE * m * n * k
+        return (m * n * k >= PAD_MIN_VOLUME and k >= PAD_MIN_K and min(m, n) >= PAD_MIN_MN
+                and mp * np_ * kp <= PAD_WASTE * m * n * k)
 
     def launched(self, m: int, n: int, k: int) -> tuple[int, int, int]:
         """The shape a launch for (m, n, k) covers: whole tiles when it pads (`pads`), else
@@ -137,6 +176,38 @@ class GemmPlan:
         writes it once."""
         return (self.transposed_by == "auto" and self.kernel.layouts and n >= KMAJOR_MIN_N
                 and m * n * k >= KMAJOR_MIN_VOLUME)
+
+    def residents(self) -> dict[str, int] | None:
+        """Work-groups of this configuration resident per compute unit, for the build with
+        bounds checks and the EXACT one ({"checked": r, "exact": r}); None where the
+        device does not say (see build.footprint). The tuner records it with its winner."""
+        out = {}
+        for name, extra in (("checked", ()), ("exact", ("-DEXACT",))):
+            if name == "exact" and not self.kernel.exact:
+                extra = ()
+            fp = build.footprint(self.queue.context, self.kernel, self.params, extra)
+            r = fp and devmod.resident_groups(self.queue.device, int(np.prod(self.local)), *fp)
+            if not r:
+                return None
+            out[name] = r
+        return out
+
+    def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> float:
+        """How long a launch at (m, n, k) takes, in tile steps of a full wave: the waves of
+        work-groups (`residents` of them per compute unit) times the k steps each one runs.
+        Launch times of one configuration scale with it. Under one wave, the busiest unit's
+        share of a full one: a unit with fewer groups finishes them sooner (on the H200,
+        32 x 128 tiles ran 1152^3, 3 groups a unit, at 29.5 TFLOPS and 1300^3, 4 a unit, at
+        25.8; whole waves alone predicted 37)."""
+        mp, np_, kp = self.launched(m, n, k)
+        tm, tn, tk = self.kernel.whole_tiles(self.params, 1, 1, 1)
+        s = self.splits(mp, np_, kp)
+        groups = -(-mp // tm) * -(-np_ // tn) * s
+        r = residents["exact" if self.exact(mp, np_, kp) else "checked"]
+        units = self.queue.device.max_compute_units
+        waves = -(-groups // units) / r if groups < r * units else -(-groups // (r * units))
+        depth = -(-kp // tk)
+        return waves * -(-depth // s)
 
     def workspace(self, floats: int) -> cl.Buffer:
         """The split-K partial sums' buffer, kept for the next launch."""

@@ -499,10 +499,23 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     res = Result(kern.key, (m, n, k), db.device_key(dev), str(path), counts, records, winner,
                  finalists, seconds, new)
     if winner is not None and update_db:
-        res.db = str(db.record_best(dev, kern.key, m, n, k, winner["params"], winner["gflops"],
-                                    {"ms_median": winner["ms_median"], "date": time.strftime("%Y-%m-%d"),
-                                     "strategy": strategy, "evaluated": len(records)}))
+        extra = {"ms_median": winner["ms_median"], "date": time.strftime("%Y-%m-%d"),
+                 "strategy": strategy, "evaluated": len(records)}
+        resident = _residents(dev, kern, winner["params"])
+        if resident:
+            extra["resident"] = resident
+        res.db = str(db.record_best(dev, kern.key, m, n, k, winner["params"], winner["gflops"], extra))
     return res
+
+
+def _residents(dev, kern: kernels.Kernel, params: dict) -> dict | None:
+    """The winner's work-groups per compute unit (GemmPlan.residents), which lets gemm()
+    predict its launches at shapes nobody tuned; None where the device does not say."""
+    from .gemm import GemmPlan
+    try:
+        return GemmPlan(devmod.queue(dev), kern.key, params).residents()
+    except (cl.Error, BuildError):
+        return None
 
 
 def _remeasure(slots, results, records, timeout, kernel, shape) -> list[dict]:

@@ -325,6 +325,9 @@ def test_pad_rule(queue):
     assert side**3 < PAD_MIN_VOLUME < (side + 32) ** 3 and side % 32
     assert not plan.pads(side, side, side) and plan.pads(side + 32, side + 32, side + 32)
     assert not plan.pads(1, 4096, 4096)                # 32x the work
+    assert not plan.pads(4001, 4001, 135)              # too shallow to repay the copies
+    assert not plan.pads(1001, 1001, 2150)             # too narrow
+    assert plan.pads(4001, 4001, 1001)
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
     assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes").pads(37, 53, 29)
@@ -509,7 +512,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeyp
     buffer itself (no second copy); B is uploaded straight into its padded buffer from the
     host, or copied there by a step from the device; then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
-    for name in ("KMAJOR_MIN_N", "KMAJOR_MIN_VOLUME", "PAD_MIN_VOLUME"):
+    for name in ("KMAJOR_MIN_N", "KMAJOR_MIN_VOLUME", "PAD_MIN_VOLUME", "PAD_MIN_K", "PAD_MIN_MN"):
         monkeypatch.setattr(gemm_mod, name, 0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,12 +20,19 @@ from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tune import tune
 
+from .conftest import SMALL
 from .evaluators import synthetic_gflops
+
+
+SHIPPED = db._shipped
 
 
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
+    """A user database of the test's own, and no shipped one: on the device the package was
+    tuned for, the shipped entries would answer the lookups these tests make."""
     monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(db, "_shipped", lambda: [])
     return tmp_path / "home"
 
 
@@ -210,8 +218,8 @@ def test_tune_cli_json_and_table():
 
 
 def test_shipped_databases_are_valid():
-    from clgemm.db import _load, _shipped
-    files = _shipped()
+    from clgemm.db import _load
+    files = SHIPPED()
     assert files, "the package ships at least one tuned database"
     for f in files:
         with warnings.catch_warnings():
@@ -346,7 +354,8 @@ def test_padded_target_checks_and_times_the_exact_build(queue, monkeypatch):
     """A target that gemm() pads to whole tiles is checked and timed with the EXACT build
     over zero-padded operands, as it will run; the real C is written in place."""
     from clgemm.tune import Evaluator
-    monkeypatch.setattr(sys.modules["clgemm.gemm"], "PAD_MIN_VOLUME", 0)
+    for name in ("PAD_MIN_VOLUME", "PAD_MIN_K", "PAD_MIN_MN"):
+        monkeypatch.setattr(sys.modules["clgemm.gemm"], name, 0)
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
@@ -354,3 +363,78 @@ def test_padded_target_checks_and_times_the_exact_build(queue, monkeypatch):
     r = ev.measure(plan)
     assert r["status"] == "ok", r
     assert set(plan._programs) == {(True, False, False, False)}
+
+
+# ------------------------------------------------------------ waves: untuned shapes
+
+def _nvidia(cc=(9, 0)):
+    return SimpleNamespace(extensions="cl_khr_fp64 cl_nv_device_attribute_query",
+                           compute_capability_major_nv=cc[0], compute_capability_minor_nv=cc[1])
+
+
+@pytest.mark.parametrize("threads, registers, local, groups", [
+    (128, 223, 16656, 2),    # kernel 5 at 8192^3: 264 groups at once on 132 SMs (its tail)
+    (128, 141, 42000, 3),    # 32 x 128 tiles with bounds checks: one wave up to 396 groups
+    (128, 127, 42000, 4),    # the same tiles' EXACT build
+    (256, 135, 16400, 1),
+    (64, 80, 3144, 12),      # registers: 64K / (80 x 64) = 12.8
+    (64, 16, 0, 32),         # the block limit
+    (1024, 32, 0, 2),        # the warp limit: 64 warps
+    (128, 32, 48 * 1024, 4),  # local memory: 228 KiB / 49 KiB
+])
+def test_resident_groups_h200(threads, registers, local, groups):
+    assert device.resident_groups(_nvidia(), threads, registers, local) == groups
+
+
+def test_resident_groups_unknown_devices(queue):
+    assert device.resident_groups(_nvidia((5, 0)), 128, 32, 0) is None
+    assert device.resident_groups(SimpleNamespace(extensions=""), 128, 32, 0) is None
+    residents = GemmPlan(queue, "5", SMALL["5"][0]).residents()
+    if device.nvidia_cc(queue.device) is None:
+        assert residents is None
+    else:    # twice: the driver's cache must not hide the compiler's report the second time
+        assert residents == GemmPlan(queue, "5", SMALL["5"][0]).residents()
+        assert set(residents) == {"checked", "exact"} and min(residents.values()) >= 1
+
+
+def test_residents_in_database_are_validated(queue):
+    dev = queue.device
+    p = SMALL["3"][0]
+    db.record_best(dev, "3", 64, 64, 64, p, 10.0, {"resident": {"checked": 2, "exact": 3}})
+    db.record_best(dev, "3", 32, 32, 32, p, 10.0, {"resident": {"checked": 0, "exact": 3}})
+    with pytest.warns(db.DataWarning, match="resident"):
+        entries = db.entries_for(dev)["3"]
+    assert entries["64x64x64"]["resident"] == {"checked": 2, "exact": 3}
+    assert "resident" not in entries["32x32x32"]          # the entry itself still counts
+    assert db.lookup(dev, "3", 30, 30, 30) == ("3", p)
+
+
+def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
+    """Entry A (the nearest, and faster where it was tuned) fills exactly one wave of the
+    device there; one more tile column needs a second wave for a single group. Entry B,
+    tuned a little farther away, stays under one wave: B is predicted faster."""
+    dev = queue.device
+    cu = dev.max_compute_units
+    if cu < 2:
+        pytest.skip("the scenario needs two or more compute units")
+    a = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4)
+    b = dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=2)
+    target = (32, 32 * (cu + 1), 64)
+
+    def record(resident_b):
+        db.record_best(dev, "3", 32, 32 * cu, 64, a, 120.0, {"resident": {"checked": 1, "exact": 1}})
+        extra = {"resident": {"checked": resident_b, "exact": resident_b}} if resident_b else {}
+        db.record_best(dev, "3", 32, 32 * cu, 72, b, 100.0, extra)
+        return GemmPlan(queue, "3", shape=target).params
+
+    # predicted at the target, in units of (cu+1)/cu GFLOPS: A 120 / 2 waves = 60. B, under
+    # one wave in both places, its busiest unit's groups going from 2 to 3 (and 9 k steps
+    # to 8): 100 x 64/72 x (2 x 9)/(3 x 8) = 67, 11% faster
+    assert record(resident_b=2 * (cu + 1)) == b
+    # B with 2 per unit fills exactly one wave where it was tuned and needs two here:
+    # 100 x 64/72 x 9/(2 x 8) = 50, so the nearest stays
+    assert record(resident_b=2) == a
+    # without resident counts there is nothing to predict with: the nearest
+    assert record(resident_b=None) == a
+    # a tuned shape itself always takes its own entry
+    assert GemmPlan(queue, "3", shape=(32, 32 * cu, 64)).params == a
