@@ -308,11 +308,11 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
                                       (benchmod.DEFAULT_SIZES if not shapes else []))]
     if shapes:
         for text in shapes.split(","):
-            dims = text.lower().split("x")
-            if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            dims = db.parse_shape(text)
+            if dims is None:
                 raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
                                          param_hint="--shapes")
-            shape_list.append(tuple(int(d) for d in dims))
+            shape_list.append(dims)
     elif not sizes:
         shape_list += list(benchmod.DEFAULT_SHAPES)
     peers = [p.strip() for p in against.split(",") if p.strip() and p.strip() != "none"]

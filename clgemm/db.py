@@ -186,7 +186,7 @@ def _load(path: Path) -> dict:
             continue
         for shape, entry in (shapes.items() if isinstance(shapes, dict) else ()):
             params = valid_params(kern, entry.get("params")) if isinstance(entry, dict) else None
-            dims = _parse_shape(shape)
+            dims = parse_shape(shape)
             if params is None or dims is None or not _number(entry.get("gflops")):
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored (invalid)",
                               DataWarning, stacklevel=3)
@@ -209,10 +209,11 @@ def _residents(r: object) -> bool:
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in r.values()))
 
 
-def _parse_shape(s: object) -> tuple[int, int, int] | None:
+def parse_shape(s: object) -> tuple[int, int, int] | None:
+    """(m, n, k) from "MxNxK" (positive integers), else None."""
     if not isinstance(s, str):
         return None
-    parts = s.split("x")
+    parts = s.lower().split("x")
     if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
         return None
     return tuple(int(p) for p in parts)

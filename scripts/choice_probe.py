@@ -25,8 +25,11 @@ from clgemm.run import run_gemm  # noqa: E402
 
 
 def shape(s: str) -> tuple[int, int, int]:
-    d = [int(x) for x in s.split("x")]
-    return tuple(d * 3 if len(d) == 1 else d)
+    """N (a cube) or MxNxK; the session 8 probe scripts share it."""
+    dims = db.parse_shape(s if "x" in s else "x".join([s] * 3))
+    if dims is None:
+        raise SystemExit(f"{s!r} is not N or MxNxK")
+    return dims
 
 
 def before(old: dict, m: int, n: int, k: int) -> tuple[dict, str]:

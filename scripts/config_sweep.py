@@ -18,13 +18,10 @@ from pathlib import Path
 import pyopencl as cl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clgemm import build, db, device, kernels  # noqa: E402
 from clgemm.run import run_gemm  # noqa: E402
-
-
-def shape(s: str) -> tuple[int, int, int]:
-    d = [int(x) for x in s.split("x")]
-    return tuple(d * 3 if len(d) == 1 else d)
+from choice_probe import shape  # noqa: E402
 
 
 def main() -> None:
