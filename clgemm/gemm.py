@@ -34,12 +34,12 @@ PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on
 SPLIT_FILL = 1
 SPLIT_MIN_K = 512
 # Parameters for an untuned shape come from the tuned entries near it (within NEAR_WITHIN of
-# the nearest, in db.distance): each entry's measured time, rescaled by the waves and tile
-# steps its configuration would take at the new shape (GemmPlan.wave_steps), and the
-# fastest prediction wins if it beats the nearest entry's by WAVE_MARGIN. On the H200
-# (session 8) the nearest entry alone reached 0.96 of the best tuned configuration at 18
-# untuned shapes, down to 0.75 where its tiles spill into a second wave (2100^3: 289
-# groups of 128 x 128 for 264 places); the prediction reached 0.99 (leave-one-out).
+# the nearest, in db.distance): each entry's measured time, rescaled by the groups and k
+# steps its configuration would give the busiest compute unit at the new shape
+# (GemmPlan.wave_steps), and the fastest prediction wins if it beats the nearest entry's by
+# WAVE_MARGIN. On the H200 (session 8, 25 untuned shapes) the nearest entry of the same
+# database lost up to 26% where its tiles spill into a second wave (2100^3: 289 groups of
+# 128 x 128 for 264 places); the prediction gained 4-36% at 7 shapes and lost nowhere.
 NEAR_WITHIN = 0.7
 WAVE_MARGIN = 1.05
 # transposed_by="auto" also turns a row-major A K-major with a device transpose first, for
@@ -192,22 +192,22 @@ class GemmPlan:
             out[name] = r
         return out
 
-    def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> float:
-        """How long a launch at (m, n, k) takes, in tile steps of a full wave: the waves of
-        work-groups (`residents` of them per compute unit) times the k steps each one runs.
-        Launch times of one configuration scale with it. Under one wave, the busiest unit's
-        share of a full one: a unit with fewer groups finishes them sooner (on the H200,
-        32 x 128 tiles ran 1152^3, 3 groups a unit, at 29.5 TFLOPS and 1300^3, 4 a unit, at
-        25.8; whole waves alone predicted 37)."""
+    def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> int:
+        """How long a launch at (m, n, k) takes, in k steps of one work-group on a busy
+        compute unit: the groups the busiest unit runs (at most `residents` at once; a
+        second wave for one more group costs a whole one) times the k steps of each. Launch
+        times of one configuration scale with it. Counting whole waves alone mispredicted
+        an entry tuned under one wave: 32 x 128 tiles ran 1152^3 (3 groups a unit) at 29.5
+        TFLOPS and 1300^3 (4 a unit) at 25.8, where waves alone predicted 37 (session 8)."""
         mp, np_, kp = self.launched(m, n, k)
         tm, tn, tk = self.kernel.whole_tiles(self.params, 1, 1, 1)
         s = self.splits(mp, np_, kp)
         groups = -(-mp // tm) * -(-np_ // tn) * s
         r = residents["exact" if self.exact(mp, np_, kp) else "checked"]
         units = self.queue.device.max_compute_units
-        waves = -(-groups // units) / r if groups < r * units else -(-groups // (r * units))
+        busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
         depth = -(-kp // tk)
-        return waves * -(-depth // s)
+        return busiest * -(-depth // s)
 
     def workspace(self, floats: int) -> cl.Buffer:
         """The split-K partial sums' buffer, kept for the next launch."""
