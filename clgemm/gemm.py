@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -62,7 +63,10 @@ def _tuned(queue: cl.CommandQueue, kernel: str | None,
 
     def predicted(key_entry) -> float:
         key, e = key_entry
-        plan = GemmPlan(queue, key, e["params"])
+        try:
+            plan = GemmPlan(queue, key, e["params"])
+        except ValueError:        # beyond this device's limits: never a candidate
+            return math.inf
         ms = timing.gflops(*e["shape"], 1.0) / e["gflops"]      # its measured time
         return ms * plan.wave_steps(*shape, e["resident"]) / plan.wave_steps(*e["shape"], e["resident"])
 
@@ -181,16 +185,13 @@ class GemmPlan:
         """Work-groups of this configuration resident per compute unit, for the build with
         bounds checks and the EXACT one ({"checked": r, "exact": r}); None where the
         device does not say (see build.footprint). The tuner records it with its winner."""
-        out = {}
-        for name, extra in (("checked", ()), ("exact", ("-DEXACT",))):
-            if name == "exact" and not self.kernel.exact:
-                extra = ()
+        def resident(extra: tuple[str, ...]) -> int | None:
             fp = build.footprint(self.queue.context, self.kernel, self.params, extra)
-            r = fp and devmod.resident_groups(self.queue.device, int(np.prod(self.local)), *fp)
-            if not r:
-                return None
-            out[name] = r
-        return out
+            return fp and devmod.resident_groups(self.queue.device, int(np.prod(self.local)), *fp)
+
+        checked = resident(())
+        exact = resident(("-DEXACT",)) if checked and self.kernel.exact else checked
+        return {"checked": checked, "exact": exact} if checked and exact else None
 
     def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> int:
         """How long a launch at (m, n, k) takes, in k steps of one work-group on a busy

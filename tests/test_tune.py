@@ -438,3 +438,23 @@ def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
     assert record(resident_b=None) == a
     # a tuned shape itself always takes its own entry
     assert GemmPlan(queue, "3", shape=(32, 32 * cu, 64)).params == a
+
+
+def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
+    """A near entry whose configuration this device cannot launch (on the H200, 256 x 256
+    x 32 tiles need 64 KiB of local memory; pocl has room, so its check is made to refuse
+    them here) is never predicted, let alone chosen, and the lookup does not fail on it."""
+    dev = queue.device
+    ok = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4)
+    big = dict(TSM=256, TSN=256, TSK=32, WPTM=4, WPTN=4)
+    check = kernels.Kernel.check
+
+    def refuse_big(self, p, device=None):
+        if dict(p) == big and device is not None:
+            raise ValueError("local memory 65536 bytes exceeds the device's 49152")
+        return check(self, p, device)
+    monkeypatch.setattr(kernels.Kernel, "check", refuse_big)
+    db.record_best(dev, "3", 64, 64, 64, ok, 10.0, {"resident": {"checked": 1, "exact": 1}})
+    db.record_best(dev, "3", 64, 64, 80, big, 1e6, {"resident": {"checked": 64, "exact": 64}})
+    assert db.near(dev, "3", 64, 64, 72)[0][1]["params"] == big      # the nearest, even
+    assert GemmPlan(queue, "3", shape=(64, 64, 72)).params == ok
