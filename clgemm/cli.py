@@ -141,7 +141,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                      trans_b=trans_b, transposed_by=transposed_by, pad=pad, split_k=split_k)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    keys = ("kernel", "params", "params_source", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
+    keys = ("kernel", "params", "params_source", "tuned_at", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor",
             "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
@@ -149,7 +149,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
-        src = "tuned for this device" if r["params_source"] == "tuned" else "registry defaults"
+        src = (f"tuned for this device at {r['tuned_at']}" if r["params_source"] == "tuned"
+               else "registry defaults")
         click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique})")
         click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \

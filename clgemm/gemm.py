@@ -53,13 +53,13 @@ KMAJOR_MIN_VOLUME = 2**38   # M*N*K: between 4096^3 (2^36, about even) and 8192^
 
 def _tuned(queue: cl.CommandQueue, kernel: str | None,
            shape: tuple[int, int, int]) -> tuple[str, dict] | None:
-    """(kernel, params) for `shape` from the tuning database (see NEAR_WITHIN): the nearest
+    """(kernel, entry) for `shape` from the tuning database (see NEAR_WITHIN): the nearest
     entry, or a near one whose launch at `shape` is predicted faster by WAVE_MARGIN."""
     near = db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
     if not near:
         return None
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
-        return near[0][0], near[0][1]["params"]
+        return near[0]
 
     def predicted(key_entry) -> float:
         key, e = key_entry
@@ -72,8 +72,7 @@ def _tuned(queue: cl.CommandQueue, kernel: str | None,
 
     times = [predicted(ke) for ke in near]
     best = min(range(len(near)), key=times.__getitem__)
-    pick = near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
-    return pick[0], pick[1]["params"]
+    return near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
 
 
 class GemmPlan:
@@ -113,8 +112,10 @@ class GemmPlan:
             if shape is not None else None
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
+        self.tuned_at: str | None = None     # the shape whose tuned entry gave the parameters
         if tuned is not None and tuned[0] == self.kernel.key:
-            base, self.source = tuned[1], "tuned"
+            base, self.source = tuned[1]["params"], "tuned"
+            self.tuned_at = db.shape_key(*tuned[1]["shape"])
         else:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)

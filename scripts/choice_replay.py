@@ -32,7 +32,7 @@ def main() -> None:
     queue = SimpleNamespace(device=H200, context=None)
     for s in sys.argv[1].split(","):
         m, n, k = db.parse_shape(s if "x" in s else "x".join([s] * 3))
-        _, params = gemm_mod._tuned(queue, "5", (m, n, k))
+        params = gemm_mod._tuned(queue, "5", (m, n, k))[1]["params"]
         near = db.near(H200, "5", m, n, k)[0][1]
         tuned_at = [sh for sh, e in entries["5"].items() if e["params"] == params]
         print(f"{s} nearest {db.shape_key(*near['shape'])} pick {params} (tuned at "

@@ -186,7 +186,9 @@ def test_nearest_shape_and_best_kernel(queue):
     assert db.lookup(dev, "2", 800, 2000, 1024) == ("2", {"TS": 16})
     assert db.lookup(dev, None, 1000, 1000, 1000)[0] == "3"
     assert db.lookup(dev, "4", 64, 64, 64) is None
-    assert GemmPlan(queue, None, shape=(1000, 1000, 1000)).kernel.key == "3"
+    plan = GemmPlan(queue, None, shape=(1000, 1000, 1000))
+    assert plan.kernel.key == "3" and plan.tuned_at == "1024x1024x1024"
+    assert GemmPlan(queue, "4", shape=(64, 64, 64)).tuned_at is None
 
 
 def test_database_write_is_atomic(queue, monkeypatch):
@@ -431,6 +433,7 @@ def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
     # one wave in both places, its busiest unit's groups going from 2 to 3 (and 9 k steps
     # to 8): 100 x 64/72 x (2 x 9)/(3 x 8) = 67, 11% faster
     assert record(resident_b=2 * (cu + 1)) == b
+    assert GemmPlan(queue, "3", shape=target).tuned_at == f"32x{32 * cu}x72"
     # B with 2 per unit fills exactly one wave where it was tuned and needs two here:
     # 100 x 64/72 x 9/(2 x 8) = 50, so the nearest stays
     assert record(resident_b=2) == a
