@@ -40,7 +40,8 @@ SPLIT_MIN_K = 512
 # (GemmPlan.wave_steps), and the fastest prediction wins if it beats the nearest entry's by
 # WAVE_MARGIN. On the H200 (session 8, 25 untuned shapes) the nearest entry of the same
 # database lost up to 26% where its tiles spill into a second wave (2100^3: 289 groups of
-# 128 x 128 for 264 places); the prediction gained 4-36% at 7 shapes and lost nowhere.
+# 128 x 128 for 264 places); the prediction's picks gained 4-36% at 7 shapes and lost
+# nowhere (call 8's measurements of them; scripts/choice_replay.py).
 NEAR_WITHIN = 0.7
 WAVE_MARGIN = 1.05
 # transposed_by="auto" also turns a row-major A K-major with a device transpose first, for

@@ -1,5 +1,5 @@
 # Session 8, call 5 (~5 minutes). Call 4's database came back with resident counts for only
-# 6 entries: NVIDIA's driver prints ptxas's report only when it compiles PTX it has not
+# 7 of 36 entries: NVIDIA's driver prints ptxas's report only when it compiles PTX it has not
 # cached (call 4b), and the tunes had compiled the rest already. build.footprint now adds
 # an empty kernel of a new name so that the PTX is always new.
 # (a) scripts/db_residents.py again: call 4's tuned entries merged, every entry's resident
