@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
 import queue as queue_mod
 import random
@@ -21,6 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 import numpy as np
 import pyopencl as cl
@@ -141,7 +143,7 @@ def _finite(x: float) -> float | None:
 
 
 def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
-            evaluator: str, tasks: mp.Queue, results: mp.Queue) -> None:
+            evaluator: str, tasks: mp.Queue, results: Connection) -> None:
     mod, _, name = evaluator.partition(":")
     cls = getattr(importlib.import_module(mod), name)
     q = devmod.queue(devmod.select(device_spec))
@@ -158,21 +160,21 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             for _ in range(5):
                 for i, plan in enumerate(plans):
                     ms[i].extend(ev.time(plan, max(2, repeat // 2)).ms)
-            results.put(("done", wid, idx, {"ms": ms}))
+            results.send(("done", wid, idx, {"ms": ms}))
             continue
         params = payload
-        results.put(("start", wid, idx, None))
+        results.send(("start", wid, idx, None))
         t0 = time.perf_counter()
         try:
             plan = ev.compile(params)
         except BuildError as e:
-            results.put(("done", wid, idx, {"status": "compile_error", "error": str(e)[-2000:]}))
+            results.send(("done", wid, idx, {"status": "compile_error", "error": str(e)[-2000:]}))
             continue
         except Exception as e:            # noqa: BLE001 - recorded, never fatal
-            results.put(("done", wid, idx, {"status": "compile_error", "error": _short(e)}))
+            results.send(("done", wid, idx, {"status": "compile_error", "error": _short(e)}))
             continue
         compile_s = time.perf_counter() - t0
-        results.put(("ready", wid, idx, None))
+        results.send(("ready", wid, idx, None))
         _, cutoff_ms = tasks.get()        # the GPU token
         t1 = time.perf_counter()
         try:
@@ -183,7 +185,7 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             rec = {"status": "launch_error", "error": _short(e)}
         rec["compile_s"] = round(compile_s, 3)
         rec["device_s"] = round(time.perf_counter() - t1, 3)
-        results.put(("done", wid, idx, rec))
+        results.send(("done", wid, idx, rec))
 
 
 def _short(e: BaseException) -> str:
@@ -286,6 +288,36 @@ def _key(p: Mapping[str, int]) -> tuple:
 
 # ------------------------------------------------------------------ the sweep (parent)
 
+class _Inbox:
+    """The workers' messages, over a pipe of each worker's own. With one queue shared by
+    all of them, a worker killed while its queue's feeder thread was still writing (the
+    tests' planted crash did, in some runs) left the queue's lock held, so that no worker
+    could report again ("worker did not start"); a dead worker now breaks only its pipe."""
+
+    def __init__(self, ctx):
+        self.ctx, self.pipes = ctx, {}
+
+    def open(self, wid: int) -> Connection:
+        """A new pipe for worker `wid` (replacing a dead one's): its end to write to."""
+        self.close(wid)
+        read, write = self.ctx.Pipe(duplex=False)
+        self.pipes[wid] = read
+        return write
+
+    def close(self, wid: int) -> None:
+        old = self.pipes.pop(wid, None)
+        if old is not None:
+            old.close()
+
+    def get(self, timeout: float):
+        for conn in mp_connection.wait(list(self.pipes.values()), timeout):
+            try:
+                return conn.recv()
+            except (EOFError, OSError):      # its worker died: the sweep sees to that
+                self.close(next(w for w, c in self.pipes.items() if c is conn))
+        raise queue_mod.Empty
+
+
 @dataclass
 class _Slot:
     proc: mp.Process
@@ -367,19 +399,21 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
               "resumed": len(records), "strategy": strategy, "budget": total}
 
     ctx = mp.get_context("spawn")
-    results: mp.Queue = ctx.Queue()
+    results = _Inbox(ctx)
     nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))
 
     def start(wid: int) -> _Slot:
         tasks = ctx.Queue()
+        pipe = results.open(wid)
         proc = ctx.Process(target=_worker, args=(wid, device_spec, kern.key, (m, n, k), repeat,
-                                                 evaluator, tasks, results), daemon=True)
+                                                 evaluator, tasks, pipe), daemon=True)
         # one BLAS thread per worker (many run at once); the caller's environment is restored
         saved = {v: os.environ.get(v) for v in _BLAS_THREADS}
         os.environ.update({v: "1" for v in _BLAS_THREADS})
         try:
             proc.start()
         finally:
+            pipe.close()          # the worker has its own copy: its death then closes the pipe
             for v, old in saved.items():
                 if old is None:
                     os.environ.pop(v, None)

@@ -2,7 +2,9 @@
 database validated on load, strategies, and gemm() picking up the tuned parameters."""
 
 import json
+import multiprocessing
 import os
+import queue as queue_mod
 import signal
 import subprocess
 import sys
@@ -461,3 +463,36 @@ def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
     db.record_best(dev, "3", 64, 64, 80, big, 1e6, {"resident": {"checked": 64, "exact": 64}})
     assert db.near(dev, "3", 64, 64, 72)[0][1]["params"] == big      # the nearest, even
     assert GemmPlan(queue, "3", shape=(64, 64, 72)).params == ok
+
+
+def _send(pipe, message) -> None:
+    pipe.send(message)
+
+
+def test_a_worker_killed_mid_message_does_not_silence_the_others():
+    """One worker dies while writing a message too large for the pipe (a driver crash can
+    strike at any point); another's message still arrives, and the dead one's pipe reads as
+    closed. With one queue for all workers its lock stayed held and nothing arrived."""
+    from clgemm.tune import _Inbox
+    ctx = multiprocessing.get_context("spawn")
+    inbox = _Inbox(ctx)
+    pipes = [inbox.open(0), inbox.open(1)]
+    big = ctx.Process(target=_send, args=(pipes[0], b"x" * (64 << 20)), daemon=True)
+    big.start()
+    pipes[0].close()
+    time.sleep(1.0)                 # blocked in its write: the pipe holds far less
+    big.kill()
+    big.join(5)
+    small = ctx.Process(target=_send, args=(pipes[1], ("start", 1, 7, None)), daemon=True)
+    small.start()
+    pipes[1].close()
+    got = []
+    deadline = time.time() + 30
+    while time.time() < deadline and not got:
+        try:
+            got.append(inbox.get(timeout=0.5))
+        except queue_mod.Empty:
+            pass
+    small.join(5)
+    assert got == [("start", 1, 7, None)]
+    assert set(inbox.pipes) == {1}                  # the dead worker's pipe was dropped
