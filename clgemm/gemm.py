@@ -156,6 +156,12 @@ class GemmPlan:
         (m, n, k). gemm() and the tuner both take it from here."""
         return self.kernel.whole_tiles(self.params, m, n, k) if self.pads(m, n, k) else (m, n, k)
 
+    def tiles(self, m: int, n: int, k: int) -> tuple[int, int]:
+        """(work-groups that cover C, tile steps along k) of a launch at (m, n, k)."""
+        mp, np_, kp = self.kernel.whole_tiles(self.params, m, n, k)
+        tm, tn, tk = self.kernel.whole_tiles(self.params, 1, 1, 1)
+        return (mp // tm) * (np_ // tn), kp // tk
+
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
         """How many slices of k a launch at (m, n, k) computes apart (1: no split-K), for
         the plan's `split_k` or the count `asked` instead. Auto: when C has too few tiles
@@ -164,11 +170,9 @@ class GemmPlan:
         holds at least one tile of k."""
         if not self.kernel.split_k:
             return 1
-        depth = -(-k // self.params["TSK"])          # tiles along k
+        groups, depth = self.tiles(m, n, k)
         s = self.split_k if asked is None else asked
         if s == "auto":
-            tm, tn = self.kernel.geometry.tile(self.params)
-            groups = -(-m // tm) * -(-n // tn)
             want = SPLIT_FILL * self.queue.device.max_compute_units
             s = 1
             while groups * s < want and 2 * s * SPLIT_MIN_K <= k:
@@ -203,13 +207,12 @@ class GemmPlan:
         an entry tuned under one wave: 32 x 128 tiles ran 1152^3 (3 groups a unit) at 29.5
         TFLOPS and 1300^3 (4 a unit) at 25.8, where waves alone predicted 37 (session 8)."""
         mp, np_, kp = self.launched(m, n, k)
-        tm, tn, tk = self.kernel.whole_tiles(self.params, 1, 1, 1)
         s = self.splits(mp, np_, kp)
-        groups = -(-mp // tm) * -(-np_ // tn) * s
+        groups, depth = self.tiles(mp, np_, kp)
+        groups *= s
         r = residents["exact" if self.exact(mp, np_, kp) else "checked"]
         units = self.queue.device.max_compute_units
         busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
-        depth = -(-kp // tk)
         return busiest * -(-depth // s)
 
     def workspace(self, floats: int) -> cl.Buffer:
