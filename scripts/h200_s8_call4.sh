@@ -1,7 +1,8 @@
 # Session 8, call 4 (~8 minutes). Calls 2-3: at untuned shapes the nearest tuned entry's
 # configuration can spill into a part-filled wave (2100^3: 0.75 of the best tuned
 # configuration); predicting each near entry's launch by its waves picks the best one
-# if the database has entries near enough (0.99 leave-one-out over call 3's shapes).
+# if the database has entries near enough (a throwaway replica over call 3's shapes
+# said so; not kept).
 # (a) `clgemm tune` kernel 5 at 14 more shapes between the tuned ones (TPE, warm-started
 #     with the database's winners, budget 10), into $OUT/home; none is a call 3 shape,
 #     which stay for validation (call 5).

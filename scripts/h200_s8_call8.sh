@@ -1,7 +1,7 @@
 # Session 8, call 8 (~3 minutes). Call 7: the wave prediction lost 7-8% at 1300^3, 1400^3 and
 # 1250x1250x4000, all from an entry tuned under one wave (1152^3, 3 groups a unit) carried to
 # a fuller one. GemmPlan.wave_steps now counts the busiest unit's share of a wave below one
-# wave (offline over calls 3, 5-7: 0.982 -> 0.989 of the best measured). With that code:
+# wave (a throwaway replica over calls 3, 5-7 favoured it; not kept). With that code:
 # (a) before (old database, nearest, old padding) against after at call 5's 25 shapes;
 # (b) nearest entry of the new database against after, same shapes. 2 rounds each.
 source .gpu/activate.sh >/dev/null
