@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -120,13 +121,37 @@ def footprint(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
 
 def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tuple,
          local_size: tuple, args: Sequence, held: tuple = ()) -> Callable[[], cl.Event]:
-    """A kernel object of its own with `args` set once, as a call that only enqueues it.
-    pyopencl's kernel(...) sets every argument again on each call: 87-128 us of host time a
-    launch on the H200 against 13-17 us bound (scripts/span_probe.py). The call holds `held` (the buffers among the
-    arguments): a kernel argument does not keep its buffer alive."""
-    knl = cl.Kernel(program, name)
+    """A kernel object with `args` set once, as a call that only enqueues it. pyopencl's
+    kernel(...) sets every argument again on each call: 87-128 us of host time a launch on
+    the H200 against 13-17 us bound (scripts/span_probe.py). The call holds `held` (the
+    buffers among the arguments): a kernel argument does not keep its buffer alive.
+    The kernel object comes from a pool and goes back to it when the call is dropped:
+    creating one costs ~150 us in pyopencl (it fetches its argument setter from a disk
+    cache), which was a third of gemm()'s host time for small products."""
+    key = (program.int_ptr, name)
+    with _lock:
+        idle = _idle.get(key)
+        knl = idle.pop() if idle else None
+    if knl is None:
+        knl = cl.Kernel(program, name)
     knl.set_args(*args)
-    return lambda held=held: cl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
+
+    def launch(held=held) -> cl.Event:
+        return cl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
+
+    # a kernel object captures its arguments when enqueued, so once nothing can enqueue
+    # it again it may be handed out with other arguments
+    weakref.finalize(launch, _give_back, key, knl).atexit = False
+    return launch
+
+
+_idle: dict[tuple, list[cl.Kernel]] = {}   # kernel objects no bound call holds
+
+
+def _give_back(key: tuple, knl: cl.Kernel) -> None:
+    # the pooled object holds its program, so key's program handle is not reused meanwhile
+    with _lock:
+        _idle.setdefault(key, []).append(knl)
 
 
 def cache_size() -> int:

@@ -3,6 +3,7 @@ validated when read, and how they are written without ever leaving a half-writte
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -29,7 +30,12 @@ class DataWarning(UserWarning):
 def home() -> Path:
     """Root of clgemm's own files: $CLGEMM_HOME, else the user data directory."""
     env = os.environ.get("CLGEMM_HOME")
-    return Path(env) if env else Path(platformdirs.user_data_dir("clgemm", appauthor=False))
+    return Path(env) if env else _user_data()
+
+
+@functools.cache
+def _user_data() -> Path:
+    return Path(platformdirs.user_data_dir("clgemm", appauthor=False))
 
 
 def slug(text: str) -> str:
@@ -38,7 +44,13 @@ def slug(text: str) -> str:
 
 def device_key(dev: cl.Device) -> str:
     """Device name and driver: a new driver may change what is fastest."""
-    return f"{dev.name.strip()} | {dev.driver_version.strip()}"
+    key = _device_keys.get(dev.int_ptr)
+    if key is None:   # two info queries; gemm() asks on every call
+        key = _device_keys[dev.int_ptr] = f"{dev.name.strip()} | {dev.driver_version.strip()}"
+    return key
+
+
+_device_keys: dict[int, str] = {}
 
 
 def shape_key(m: int, n: int, k: int) -> str:
@@ -51,7 +63,13 @@ def log_path(dev: cl.Device, kernel: str, m: int, n: int, k: int) -> Path:
 
 
 def db_path(dev: cl.Device) -> Path:
-    return home() / "db" / f"{slug(device_key(dev))}.json"
+    return Path(_db_file(dev))
+
+
+def _db_file(dev: cl.Device) -> str:
+    # strings, not pathlib: gemm() looks this up on every call (db.stamp)
+    return os.path.join(os.environ.get("CLGEMM_HOME") or str(_user_data()), "db",
+                        f"{slug(device_key(dev))}.json")
 
 
 # ------------------------------------------------------------------ validation
@@ -159,7 +177,9 @@ def write_atomic(path: Path, data: object) -> None:
 
 # ------------------------------------------------------------------ database
 
+@functools.cache
 def _shipped() -> list[Path]:
+    """The databases inside the package (read once: they do not change while it runs)."""
     try:
         root = resources.files("clgemm") / "tuned"
         return [Path(str(p)) for p in root.iterdir() if p.name.endswith(".json")]
@@ -220,17 +240,32 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
 
 
 _cache: dict = {}
+_written = 0     # record_best calls in this process
+
+
+def stamp(dev: cl.Device) -> tuple:
+    """What the tuned entries for `dev` depend on: the device, the databases, the user
+    database's file (time, inode, size) and this process's own writes to it, which may
+    come faster than the file system's clock moves. Equal stamps give equal entries
+    (entries_for), so a choice made from them can be kept under it."""
+    user = _db_file(dev)
+    try:
+        st = os.stat(user)
+        version = (st.st_mtime_ns, st.st_ino, st.st_size)   # write_atomic: a new file each time
+    except OSError:
+        version = None
+    return device_key(dev), tuple(_shipped()), user, version, _written
 
 
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver are used only when none matches
     the driver exactly."""
-    key = device_key(dev)
-    files = [p for p in _shipped() + [db_path(dev)] if p.exists()]
-    stamp = (key, tuple((str(p), p.stat().st_mtime_ns) for p in files))
-    if stamp in _cache:
-        return _cache[stamp]
+    now = stamp(dev)
+    if now in _cache:
+        return _cache[now]
+    key, shipped, user, version, _ = now
+    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
     docs = []
     for path in files:
         try:
@@ -245,7 +280,7 @@ def entries_for(dev: cl.Device) -> dict:
         for k, shapes in _load(path).items():
             merged.setdefault(k, {}).update(shapes)
     _cache.clear()
-    _cache[stamp] = merged
+    _cache[now] = merged
     return merged
 
 
@@ -288,4 +323,6 @@ def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Map
     doc["entries"].setdefault(kernel, {})[shape_key(m, n, k)] = {
         "params": dict(params), "gflops": gflops, **(extra or {})}
     write_atomic(path, doc)
+    global _written
+    _written += 1
     return path

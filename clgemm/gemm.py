@@ -55,7 +55,22 @@ KMAJOR_MIN_VOLUME = 2**38   # M*N*K: between 4096^3 (2^36, about even) and 8192^
 def _tuned(queue: cl.CommandQueue, kernel: str | None,
            shape: tuple[int, int, int]) -> tuple[str, dict] | None:
     """(kernel, entry) for `shape` from the tuning database (see NEAR_WITHIN): the nearest
-    entry, or a near one whose launch at `shape` is predicted faster by WAVE_MARGIN."""
+    entry, or a near one whose launch at `shape` is predicted faster by WAVE_MARGIN. Kept
+    per database state (db.stamp): choosing plans every near entry, which cost gemm()
+    0.2-0.5 ms a call on the H200."""
+    key = (db.stamp(queue.device), queue.device.int_ptr, kernel, tuple(shape))
+    if key not in _chosen:
+        if len(_chosen) > 4096:
+            _chosen.clear()
+        _chosen[key] = _choose(queue, kernel, shape)
+    return _chosen[key]
+
+
+_chosen: dict[tuple, tuple[str, dict] | None] = {}
+
+
+def _choose(queue: cl.CommandQueue, kernel: str | None,
+            shape: tuple[int, int, int]) -> tuple[str, dict] | None:
     near = db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
     if not near:
         return None
@@ -99,6 +114,7 @@ class GemmPlan:
         `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
         or "auto" (see `splits`). Programs are built on first use, one per variant a launch
         needs (`compiled`); prepare() builds the one it will launch before it moves any data."""
+        operands.check_queue(queue)
         if transposed_by not in TRANSPOSED_BY:
             raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
                              f"not {transposed_by!r}")
@@ -309,7 +325,11 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     row-major A out K-major on the device for large products (GemmPlan.kmajor_a). `split_k`
     (kernels 5 and 6) cuts k into that many slices computed apart and then summed; "auto"
     does so only when C has too few tiles to fill the device (GemmPlan.splits).
+    The queue must be in-order. Work still pending on Array operands (their .events, from
+    another queue say) is waited for on the device, and an Array result carries an event
+    for its own completion, as pyopencl's Array operations expect.
     """
+    operands.check_queue(queue)
     operands.check(a, "a", queue)
     operands.check(b, "b", queue)
     opa = a.T if trans_a else a
@@ -321,14 +341,18 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
     plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]),
                     transposed_by=transposed_by, split_k=split_k)
+    operands.wait_for_arrays(queue, a, b, c)
     prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
     prep.launch()
     if c is None:
         if any(isinstance(v, cla.Array) for v in (a, b)):
-            return operands.to_array(queue, prep.out, transposed=prep.swap)
+            out = operands.to_array(queue, prep.out, transposed=prep.swap)
+            operands.mark_written(queue, out)
+            return out
         host = operands.to_host(queue, prep.out)
         return host.T if prep.swap else host
     _write_back(queue, prep.out, prep.target, prep.tplan)
+    operands.mark_written(queue, c)
     return c
 
 

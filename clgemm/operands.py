@@ -47,6 +47,35 @@ def check(x, name: str, queue: cl.CommandQueue) -> None:
                          f"copy ({name}.copy())")
 
 
+def check_queue(queue: object) -> None:
+    """Refuse what clgemm cannot run on: its launches (a transpose, then the product, then a
+    copy out) follow one another only because an in-order queue runs them in order."""
+    if not isinstance(queue, cl.CommandQueue):
+        raise TypeError(f"queue must be a pyopencl.CommandQueue, not {type(queue).__name__}")
+    if queue.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
+        raise ValueError("clgemm needs an in-order command queue; this one was created with "
+                         "OUT_OF_ORDER_EXEC_MODE_ENABLE")
+
+
+def wait_for_arrays(queue: cl.CommandQueue, *xs) -> None:
+    """Make `queue` wait for the work still pending on pyopencl Arrays among xs (their
+    .events: a fill or a kernel enqueued on another queue, say), as pyopencl's own Array
+    operations do, without blocking the host."""
+    pending = [e for x in xs if isinstance(x, cla.Array) for e in x.events]
+    if pending:
+        cl.enqueue_barrier(queue, wait_for=pending)
+
+
+def mark_written(queue: cl.CommandQueue, *xs) -> None:
+    """Record on Arrays that clgemm wrote that the write completes with the work enqueued on
+    `queue` so far: pyopencl operations on other queues wait for an Array's events."""
+    arrays = [x for x in xs if isinstance(x, cla.Array)]
+    if arrays:
+        done = cl.enqueue_marker(queue)
+        for x in arrays:
+            x.add_event(done)
+
+
 def is_transposed(x) -> bool:
     """True when x's memory is the row-major layout of x.T (Fortran order)."""
     return bool(x.flags.f_contiguous and not x.flags.c_contiguous)

@@ -17,6 +17,7 @@ class TransposePlan:
 
     def __init__(self, queue: cl.CommandQueue, kernel: str | None = None,
                  params: Mapping[str, object] | None = None):
+        operands.check_queue(queue)
         self.queue = queue
         self.kernel = kernels.get(kernel or kernels.DEFAULT_TRANSPOSE, kind="transpose")
         self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
@@ -44,8 +45,10 @@ class TransposePlan:
 def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
               params: Mapping[str, object] | None = None):
     """a.T as a new C-ordered matrix (numpy in, numpy out; Array in, Array out)."""
+    operands.check_queue(queue)
     operands.check(a, "a", queue)
     plan = TransposePlan(queue, kernel, params)
+    operands.wait_for_arrays(queue, a)
     operands.check_fits(queue.device, [a.shape, a.shape])
     src = operands.raw(queue, a, 1)
     if operands.is_transposed(a):
@@ -58,5 +61,7 @@ def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
             copy = operands.empty(queue, dst.rows, dst.cols, dst.cols)
             operands.copy_rect(queue, dst.buf, dst.ld, copy.buf, copy.ld, dst.rows, dst.cols)
             dst = copy
-        return operands.to_array(queue, dst, transposed=False)
+        out = operands.to_array(queue, dst, transposed=False)
+        operands.mark_written(queue, out)
+        return out
     return operands.to_host(queue, dst)

@@ -7,6 +7,9 @@ and width).
 
     python3 scripts/choice_probe.py --old-db results/h200/session8/db-before.json --shapes 2100,1300x4000x1300
     python3 scripts/choice_probe.py --nearest --shapes 2100
+
+With --db FILE, "before" is GemmPlan's own choice (the same rules) with FILE as the
+shipped database, which shows what new entries in the shipped one change (session 9).
 """
 
 from __future__ import annotations
@@ -47,13 +50,14 @@ def main() -> None:
     ap.add_argument("--old-db", help="before: this database's nearest entry, the old padding rule")
     ap.add_argument("--nearest", action="store_true",
                     help="before: the current database's nearest entry, the current padding rule")
+    ap.add_argument("--db", help="before: GemmPlan's choice with this file as the shipped database")
     ap.add_argument("--shapes", required=True)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp"))
     a = ap.parse_args()
     q = device.queue(device.select())
-    if bool(a.old_db) == a.nearest:
-        ap.error("give one of --old-db, --nearest")
+    if (bool(a.old_db) + a.nearest + bool(a.db)) != 1:
+        ap.error("give one of --old-db, --nearest, --db")
     old = json.loads(Path(a.old_db).read_text()) if a.old_db else None
     rows = []
     for rnd in range(a.rounds):
@@ -61,6 +65,10 @@ def main() -> None:
             m, n, k = shape(s)
             if old:
                 p_old, pad_old = before(old, m, n, k)
+            elif a.db:
+                shipped, db._shipped = db._shipped, lambda: [Path(a.db)]
+                p_old, pad_old = GemmPlan(q, "5", shape=(m, n, k)).params, "auto"
+                db._shipped = shipped
             else:
                 p_old, pad_old = db.lookup(q.device, "5", m, n, k)[1], "auto"
             new = GemmPlan(q, "5", shape=(m, n, k))

@@ -523,3 +523,70 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeyp
     assert len(prep.launch()) == (2 if where == "host" else 3)
     assert set(plan._programs) == {(True, True, False, False)}     # EXACT, A_KMAJOR
     assert close(host_result(queue, prep), verify.reference(a, b), k)
+
+
+# ------------------------------------------------------------------ queues and host time
+
+def test_out_of_order_queue_is_refused(queue, rng):
+    """clgemm's launches follow each other only on an in-order queue; on another one a
+    transpose could run after the product that reads it. Refused, naming why."""
+    ooo = cl.CommandQueue(queue.context,
+                          properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    a = rand(rng, 5, 6)
+    for call in (lambda: clgemm.gemm(ooo, a, a.T), lambda: clgemm.transpose(ooo, a),
+                 lambda: GemmPlan(ooo, "5", P5)):
+        with pytest.raises(ValueError, match="in-order"):
+            call()
+    with pytest.raises(TypeError, match="CommandQueue"):
+        clgemm.gemm(queue.context, a, a.T)
+
+
+@pytest.mark.parametrize("op", ["gemm", "transpose"])
+def test_pending_work_on_array_operands_is_waited_for(queue, rng, op):
+    """An Array whose contents are still being written by work on another queue (its
+    .events) is read only after that work: here a user event stands for it. The result
+    Array carries an event for the work that wrote it, so others can wait in turn."""
+    other = cl.CommandQueue(queue.context)
+    a, b = rand(rng, 37, 29), rand(rng, 29, 41)
+    da, db_ = cla.to_device(other, np.zeros_like(a)), cla.to_device(queue, b)
+    gate = cl.UserEvent(queue.context)
+    # the "other work": a copy of the real values into da that cannot start before the gate
+    da.add_event(cl.enqueue_copy(other, da.base_data, a, is_blocking=False, wait_for=[gate]))
+    out = (clgemm.gemm(queue, da, db_, kernel="5", params=P5) if op == "gemm"
+           else clgemm.transpose(queue, da))
+    assert out.events, "the result carries the event of the work that writes it"
+    assert out.events[-1].command_execution_status != cl.command_execution_status.COMPLETE
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    want = verify.reference(a, b) if op == "gemm" else a.T
+    assert close(out.get(), want, 29)
+
+
+def test_repeated_calls_make_no_new_kernel_objects(queue, rng, monkeypatch):
+    """A kernel object costs ~150 us of host time in pyopencl: after the first call, gemm()
+    takes them from a pool (build.bind) instead of creating them."""
+    a, b = rand(rng, 40, 30), rand(rng, 30, 20)
+    clgemm.gemm(queue, a, b, kernel="5", params=P5)
+    made = []
+    real = cl.Kernel
+    monkeypatch.setattr(cl, "Kernel", lambda *args: made.append(args) or real(*args))
+    for _ in range(5):
+        assert close(clgemm.gemm(queue, a, b, kernel="5", params=P5), verify.reference(a, b), 30)
+    assert made == []
+
+
+def test_launches_bound_at_once_keep_their_own_arguments(queue, rng):
+    """Two launches of one program bound before either runs hold two kernel objects: the
+    second binding must not change the first one's operands, in either order of running."""
+    from clgemm import operands
+    plan = GemmPlan(queue, "5", P5)
+    pairs = [(rand(rng, 33, 20), rand(rng, 20, 17)) for _ in range(2)]
+    outs = [operands.empty(queue, 33, 17, 20) for _ in pairs]
+    calls = [plan.bind(operands.raw(queue, a, 4), operands.raw(queue, b, 4), out)
+             for (a, b), out in zip(pairs, outs)]
+    for order in ((0, 1), (1, 0)):
+        for i in order:
+            operands.poison(queue, outs[i])
+        for i in order:
+            cl.wait_for_events(calls[i]())
+        for (a, b), out in zip(pairs, outs):
+            assert close(operands.to_host(queue, out), verify.reference(a, b), 20)

@@ -193,6 +193,28 @@ def test_nearest_shape_and_best_kernel(queue):
     assert GemmPlan(queue, "4", shape=(64, 64, 64)).tuned_at is None
 
 
+def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
+    """gemm() chooses parameters on every call; the choice is kept per database state, and
+    a new entry, whether written here or by another process, is seen by the next call."""
+    gemm_mod = sys.modules["clgemm.gemm"]    # clgemm.gemm is the function
+    dev = queue.device
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    chosen = []
+    real = gemm_mod._choose
+    monkeypatch.setattr(gemm_mod, "_choose", lambda *a: chosen.append(a[2]) or real(*a))
+    for _ in range(3):
+        assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 8}
+    assert len(chosen) == 1
+    db.record_best(dev, "2", 60, 60, 60, {"TS": 4}, 11.0)
+    assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 4}
+    # another process's write: the file is replaced, this process's count does not move
+    doc = json.loads(db.db_path(dev).read_text())
+    doc["entries"]["2"]["60x60x60"]["params"] = {"TS": 16}
+    db.write_atomic(db.db_path(dev), doc)
+    assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 16}
+    assert len(chosen) == 3
+
+
 def test_database_write_is_atomic(queue, monkeypatch):
     dev = queue.device
     path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
