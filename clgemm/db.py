@@ -214,7 +214,7 @@ def _load(path: Path) -> dict:
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
                                               "shape": dims}
             resident = entry.get("resident")
-            if _residents(resident):
+            if _valid_residents(resident):
                 out[key][shape]["resident"] = dict(resident)
             elif resident is not None:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: resident {resident!r} "
@@ -223,7 +223,7 @@ def _load(path: Path) -> dict:
     return out
 
 
-def _residents(r: object) -> bool:
+def _valid_residents(r: object) -> bool:
     """Work-groups per compute unit, as GemmPlan.residents gives them."""
     return (isinstance(r, dict) and set(r) == {"checked", "exact"}
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in r.values()))
