@@ -1,4 +1,4 @@
-# Session 9, call 1 (~6 minutes).
+# Session 9, call 1 (~8 minutes).
 # (a) gemm()'s host time per call on device arrays, the package as it landed in session 8
 #     (zz_old: `git archive 6f54076 clgemm kernels`) against this one (kernel objects pooled,
 #     the database choice kept per database state, paths built without pathlib); with
@@ -18,3 +18,6 @@ import runpy; runpy.run_path('scripts/overhead_probe.py', run_name='__main__')" 
 done
 date -u
 bash scripts/h200_s8_call8.sh     # (b), as session 8 wrote it
+# (c) the API and tuner tests on the H200 (the pool, the queue checks and the events are new)
+timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_gemm_api.py tests/test_tune.py 2>&1 | tail -3
+date -u
