@@ -9,6 +9,10 @@
 source .gpu/activate.sh >/dev/null
 export PYOPENCL_COMPILER_OUTPUT=0
 date -u
+# (c), first: the API and tuner tests on the H200 (the pool, the queue checks and the
+# events are new)
+timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_gemm_api.py tests/test_tune.py 2>&1 | tail -3
+date -u
 for w in zz_old:old .:new; do
   dir=${w%%:*} name=$OUT/overhead-${w##*:}
   mkdir -p $name
@@ -18,6 +22,3 @@ import runpy; runpy.run_path('scripts/overhead_probe.py', run_name='__main__')" 
 done
 date -u
 bash scripts/h200_s8_call8.sh     # (b), as session 8 wrote it
-# (c) the API and tuner tests on the H200 (the pool, the queue checks and the events are new)
-timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_gemm_api.py tests/test_tune.py 2>&1 | tail -3
-date -u
