@@ -590,3 +590,29 @@ def test_launches_bound_at_once_keep_their_own_arguments(queue, rng):
             cl.wait_for_events(calls[i]())
         for (a, b), out in zip(pairs, outs):
             assert close(operands.to_host(queue, out), verify.reference(a, b), 20)
+
+
+def test_threads_sharing_a_queue_get_their_own_products(queue):
+    """gemm() from several threads at once on one queue: the pooled kernel objects, the
+    program cache and the kept choices are shared, and no thread's operands reach another's
+    product."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        bad = []
+        for i in range(6):
+            m, n, k = (int(v) for v in r.integers(1, 60, 3))
+            a, b = rand(r, m, k), rand(r, k, n)
+            out = clgemm.gemm(queue, cla.to_device(queue, a), cla.to_device(queue, b),
+                              kernel="5", params=P5).get()
+            bad += [] if close(out, verify.reference(a, b), k) else [(seed, i, m, n, k)]
+        return bad
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)      # threads interleave between any two bytecodes
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            assert sum(pool.map(work, range(8)), []) == []
+    finally:
+        sys.setswitchinterval(interval)
