@@ -59,11 +59,15 @@ def _tuned(queue: cl.CommandQueue, kernel: str | None,
     per database state (db.stamp): choosing plans every near entry, which cost gemm()
     0.2-0.5 ms a call on the H200."""
     key = (db.stamp(queue.device), queue.device.int_ptr, kernel, tuple(shape))
-    if key not in _chosen:
-        if len(_chosen) > 4096:
-            _chosen.clear()
-        _chosen[key] = _choose(queue, kernel, shape)
-    return _chosen[key]
+    try:
+        return _chosen[key]
+    except KeyError:
+        pass
+    choice = _choose(queue, kernel, shape)
+    if len(_chosen) > 4096:
+        _chosen.clear()
+    _chosen[key] = choice
+    return choice
 
 
 _chosen: dict[tuple, tuple[str, dict] | None] = {}
