@@ -29,13 +29,17 @@ class DataWarning(UserWarning):
 
 def home() -> Path:
     """Root of clgemm's own files: $CLGEMM_HOME, else the user data directory."""
-    env = os.environ.get("CLGEMM_HOME")
-    return Path(env) if env else _user_data()
+    return Path(_home())
+
+
+def _home() -> str:
+    # a string: gemm() asks on every call (db.stamp), and pathlib costs there
+    return os.environ.get("CLGEMM_HOME") or _user_data()
 
 
 @functools.cache
-def _user_data() -> Path:
-    return Path(platformdirs.user_data_dir("clgemm", appauthor=False))
+def _user_data() -> str:
+    return platformdirs.user_data_dir("clgemm", appauthor=False)
 
 
 def slug(text: str) -> str:
@@ -67,9 +71,7 @@ def db_path(dev: cl.Device) -> Path:
 
 
 def _db_file(dev: cl.Device) -> str:
-    # strings, not pathlib: gemm() looks this up on every call (db.stamp)
-    return os.path.join(os.environ.get("CLGEMM_HOME") or str(_user_data()), "db",
-                        f"{slug(device_key(dev))}.json")
+    return os.path.join(_home(), "db", f"{slug(device_key(dev))}.json")
 
 
 # ------------------------------------------------------------------ validation
