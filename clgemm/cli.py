@@ -149,8 +149,9 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
-        src = (f"tuned for this device at {r['tuned_at']}" if r["params_source"] == "tuned"
-               else "registry defaults")
+        base, _, given = r["params_source"].partition("+")
+        src = {"tuned": f"tuned for this device at {r['tuned_at']}", "defaults": "registry defaults",
+               "given": "as given"}[base] + (", some as given" if given else "")
         click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique})")
         click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \

@@ -140,6 +140,10 @@ class GemmPlan:
         else:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
+        if params and set(params) >= set(self.params):   # nothing of the base is left
+            self.source, self.tuned_at = "given", None
+        elif params:
+            self.source += "+given"
         self.kernel.check(self.params, queue.device)
         if transposed_by == "kernel" and not self.kernel.layouts:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "

@@ -35,7 +35,7 @@ def test_devices_for_one_device():
 def test_run_prints_the_report():
     r = invoke("run", "--kernel", "2", "--size", "40", "--repeat", "3", "--param", "TS=8")
     assert r.exit_code == 0, r.output
-    for word in ("kernel   2 (tiled: local-memory tiles)", "params   TS=8", "M=40 N=40 K=40",
+    for word in ("kernel   2 (tiled: local-memory tiles)", "params   TS=8  [as given]", "M=40 N=40 K=40",
                  "median", "GFLOPS", "PASS",
                  "tolerance"):
         assert word in r.output
@@ -50,6 +50,7 @@ def test_run_json():
     assert (d["m"], d["n"], d["k"]) == (33, 17, 9)
     assert d["verified"] is True and d["rel_error"] <= d["tolerance"]
     assert d["params"]["TSM"] == 32 and d["ms_min"] <= d["ms_median"] <= d["ms_max"]
+    assert d["params_source"].endswith("+given")     # TSN and TSM given, the rest not
     assert d["gflops"] > 0
 
 

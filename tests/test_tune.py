@@ -266,6 +266,21 @@ def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
 
 
+def test_given_parameters_are_not_reported_as_tuned(queue, tmp_path, monkeypatch):
+    """A plan whose parameters were all given says so, and names no tuned shape."""
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "3": {"100x100x100": {"params": {"TSM": 32, "TSN": 32, "TSK": 8, "WPTM": 4, "WPTN": 4},
+                              "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    tuned = GemmPlan(queue, "3", shape=(90, 90, 90))
+    assert (tuned.source, tuned.tuned_at) == ("tuned", "100x100x100")
+    some = GemmPlan(queue, "3", {"WPTM": 8}, shape=(90, 90, 90))
+    assert (some.source, some.params["WPTM"], some.params["TSM"]) == ("tuned+given", 8, 32)
+    every = GemmPlan(queue, "3", dict(kernels.get("3").defaults), shape=(90, 90, 90))
+    assert (every.source, every.tuned_at) == ("given", None)
+
+
 def test_slow_configuration_is_timed_once(queue):
     """A first timed run over the cutoff ends the timing; under it, all runs are taken."""
     from clgemm.tune import Evaluator
