@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import csv
+import itertools
 import json
 import os
 import time
@@ -218,6 +219,9 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
           against: list[str], repeat: int = 10, clblast_sets: dict[str, dict] | None = None,
           seed: int | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """One row per (shape, contender), skipped contenders included with their reason."""
+    for shape in shapes:    # every shape before the first is measured
+        operands.check_fits(queue.device, [(shape[0], shape[2]), (shape[2], shape[1]), shape[:2]],
+                            host=True)
     rng = np.random.default_rng(seed)
     peak = devmod.peak_gflops(queue.device)
     # CLBlast with its own database, then with each parameter set given (e.g. from its
@@ -231,7 +235,6 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
                 libs[label] = e
     rows = []
     for shape in shapes:
-        operands.check_fits(queue.device, [(shape[0], shape[2]), (shape[2], shape[1]), shape[:2]])
         p = Problem(queue, *shape, rng)
         runs: list[Callable[[], dict]] = [lambda key=key: run_clgemm(p, key, repeat) for key in kernels]
         for label, lib in libs.items():
@@ -293,10 +296,14 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
     info = devmod.describe(queue.device)
     out = Path(out_dir) / db.slug(info["name"])
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"bench-{time.strftime('%Y-%m-%d')}"
-    stem.with_suffix(".json").write_text(json.dumps(
-        {"device": info, "date": time.strftime("%Y-%m-%d"), "command": command, "method": METHOD,
-         "rows": rows}, indent=1))
+    date = time.strftime("%Y-%m-%d")
+    stem = out / f"bench-{date}"
+    for nth in itertools.count(2):      # an earlier run of the day is kept, never overwritten
+        if not any(stem.with_suffix(s).exists() for s in (".json", ".csv", ".png")):
+            break
+        stem = out / f"bench-{date}-{nth}"
+    stem.with_suffix(".json").write_text(json.dumps(verify.json_safe(
+        {"device": info, "date": date, "command": command, "method": METHOD, "rows": rows}), indent=1))
     cols = ["m", "n", "k", "contender", "status", "gflops", "peak_pct", "vs_cublas", "vs_clblast",
             "ms_median", "ms_min", "ms_max", "timing", "host_ms_median", "host_gflops", "gbps",
             "verified", "rel_error", "splits", "padded", "a_kmajor", "reason"]

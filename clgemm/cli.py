@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import device as devmod
-from . import db, kernels
+from . import db, kernels, verify
 
 _DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
                        help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
@@ -146,7 +146,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
             "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:
-        click.echo(json.dumps({key: r[key] for key in keys} | {"kernel_name": r["kernel_name"]}))
+        click.echo(json.dumps(verify.json_safe({key: r[key] for key in keys}
+                                                | {"kernel_name": r["kernel_name"]})))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         base, _, given = r["params_source"].partition("+")
@@ -241,7 +242,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                                      "log": res.log})
         db.write_atomic(Path(export_t4), doc)
     if as_json:
-        click.echo(json.dumps(summary))
+        click.echo(json.dumps(verify.json_safe(summary)))
         return
     out = Console()
     c = summary
@@ -329,9 +330,11 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
         except ValueError as e:
             raise click.BadParameter(f"not JSON: {e}", param_hint="--clblast-params") from None
         sets = doc["sets"] if isinstance(doc, dict) and "sets" in doc else {"tuned": doc}
-        if not all(isinstance(v, dict) and all(isinstance(x, int) for x in v.values())
-                   for v in sets.values()):
-            raise click.BadParameter("parameter sets must map names to integers",
+        if not isinstance(sets, dict) or not all(
+                isinstance(v, dict) and all(isinstance(x, int) for x in v.values())
+                for v in sets.values()):
+            raise click.BadParameter("expected a JSON object of NAME: integer, or "
+                                     "{\"sets\": {label: {NAME: integer}}}",
                                      param_hint="--clblast-params")
     console = Console()
     console.print(f"method: {benchmod.METHOD}")
@@ -391,7 +394,7 @@ def transpose(kernel, size, rows, cols, repeat, device_spec, params, as_json) ->
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if as_json:
-        click.echo(json.dumps(r))
+        click.echo(json.dumps(verify.json_safe(r)))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         shuffle = "" if not kernel.shuffle else (
@@ -402,8 +405,9 @@ def transpose(kernel, size, rows, cols, repeat, device_spec, params, as_json) ->
         click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs, profiling events)")
-        click.echo(f"speed    {r['gbps']:.1f} GB/s (bytes read + written); device copy "
-                   f"{r['copy_gbps']:.1f} GB/s; ratio {r['ratio_to_copy']:.2f}")
+        copy = (f"device copy {r['copy_gbps']:.1f} GB/s; ratio {r['ratio_to_copy']:.2f}"
+                if r["copy_gbps"] else "this platform gives device copies no time")
+        click.echo(f"speed    {r['gbps']:.1f} GB/s (bytes read + written); {copy}")
         click.echo(f"check    {'PASS' if r['verified'] else 'FAIL'}: exact against numpy")
     if not r["verified"]:
         sys.exit(1)

@@ -67,8 +67,8 @@ def select(spec: str | None = None) -> cl.Device:
     first CPU device (pocl). Oclgrind, a simulator, is chosen only when asked for.
     """
     all_ = entries()
-    if spec is None:
-        spec = os.environ.get("PYOPENCL_CTX") or None
+    if spec is None or not spec.strip():     # blank (an unset shell variable): no choice made
+        spec = os.environ.get("PYOPENCL_CTX", "").strip() or None
     if spec is None:
         real = [e for e in all_ if not _is_oclgrind(e)]
         ranked = ([e for e in real if is_gpu(e.device)] + [e for e in real if not is_gpu(e.device)]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import math
+import numbers
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -75,7 +76,8 @@ _chosen: dict[tuple, tuple[str, dict] | None] = {}
 
 def _choose(queue: cl.CommandQueue, kernel: str | None,
             shape: tuple[int, int, int]) -> tuple[str, dict] | None:
-    near = db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
+    near = [ke for ke in db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
+            if _fits(queue.device, *ke)]
     if not near:
         return None
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
@@ -83,16 +85,23 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
 
     def predicted(key_entry) -> float:
         key, e = key_entry
-        try:
-            plan = GemmPlan(queue, key, e["params"])
-        except ValueError:        # beyond this device's limits: never a candidate
-            return math.inf
+        plan = GemmPlan(queue, key, e["params"])
         ms = timing.gflops(*e["shape"], 1.0) / e["gflops"]      # its measured time
         return ms * plan.wave_steps(*shape, e["resident"]) / plan.wave_steps(*e["shape"], e["resident"])
 
     times = [predicted(ke) for ke in near]
     best = min(range(len(near)), key=times.__getitem__)
     return near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
+
+
+def _fits(dev: cl.Device, key: str, entry: dict) -> bool:
+    """Whether a database entry's parameters can launch on this device: a hand-edited or
+    foreign entry beyond its limits is passed over, with a warning, not tried."""
+    bad = kernels.get(key).violations(entry["params"], dev)
+    if bad:
+        warnings.warn(f"tuning database entry of kernel {key} at {db.shape_key(*entry['shape'])} "
+                      f"skipped: {'; '.join(bad)}", db.DataWarning, stacklevel=2)
+    return not bad
 
 
 class GemmPlan:
@@ -124,10 +133,10 @@ class GemmPlan:
                              f"not {transposed_by!r}")
         if pad not in PAD:
             raise ValueError(f"pad must be one of {', '.join(PAD)}, not {pad!r}")
-        if split_k != "auto" and (isinstance(split_k, bool) or not isinstance(split_k, int)
-                                  or split_k < 1):
+        if split_k != "auto" and (isinstance(split_k, (bool, np.bool_))
+                                  or not isinstance(split_k, numbers.Integral) or split_k < 1):
             raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
-        self.pad, self.split_k = pad, split_k
+        self.pad, self.split_k = pad, (split_k if split_k == "auto" else int(split_k))
         self.queue = queue
         tuned = _tuned(queue, None if kernel is None else str(kernel), shape) \
             if shape is not None else None
@@ -342,15 +351,18 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     operands.check(b, "b", queue)
     opa = a.T if trans_a else a
     opb = b.T if trans_b else b
+    alpha, beta = operands.scalar(alpha, "alpha"), operands.scalar(beta, "beta")
     if c is not None:
         operands.check(c, "c", queue)
+        if isinstance(c, np.ndarray) and not c.flags.writeable:
+            raise ValueError("c is a read-only numpy array; the result is written into c")
         if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
                                             for v in (a, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
     plan = GemmPlan(queue, kernel, params, shape=(opa.shape[0], opb.shape[1], opa.shape[1]),
                     transposed_by=transposed_by, split_k=split_k)
     operands.wait_for_arrays(queue, a, b, c)
-    prep = prepare(plan, opa, opb, c, float(alpha), float(beta))
+    prep = prepare(plan, opa, opb, c, alpha, beta)
     prep.launch()
     if c is None:
         if any(isinstance(v, cla.Array) for v in (a, b)):

@@ -87,6 +87,9 @@ class Kernel:
                 base: Mapping[str, int] | None = None) -> Params:
         """`base` (default: the defaults) updated with `overrides`, each checked to be a known
         integer parameter from the declared space. Raises ValueError naming the bad one."""
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise TypeError(f"params must be a mapping of parameter name to value, such as "
+                            f"{{'TSM': 64}}, not {type(overrides).__name__}")
         out = dict(base) if base is not None else self.defaults
         for name, value in (overrides or {}).items():
             if name not in self._by_name:
@@ -158,11 +161,11 @@ def _integer(value: object) -> int | None:
         return None
     if isinstance(value, str):
         v = value.strip()
-        return int(v) if v.lstrip("-").isdigit() else None
+        return int(v) if v.lstrip("-").isdecimal() else None
     try:
         if int(value) == value:
             return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     return None
 

@@ -3,6 +3,8 @@ dimension suits the kernel (vector kernels need it to be a multiple of WIDTH).""
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,6 +36,9 @@ def check(x, name: str, queue: cl.CommandQueue) -> None:
     elif not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a numpy array or a pyopencl.array.Array, "
                         f"not {type(x).__name__}")
+    elif isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; clgemm would ignore its mask (fill it first, "
+                        f"e.g. {name}.filled(0))")
     if x.dtype != F32:
         raise TypeError(f"{name} has dtype {x.dtype}; SGEMM is float32 only "
                         f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
@@ -45,6 +50,16 @@ def check(x, name: str, queue: cl.CommandQueue) -> None:
                                                            or x.flags.f_contiguous)):
         raise ValueError(f"{name} is a pyopencl Array view (offset or strides); pass a contiguous "
                          f"copy ({name}.copy())")
+
+
+def scalar(x: object, name: str) -> float:
+    """alpha or beta as a float the kernels can take (they compute in float32)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, not {type(x).__name__} {x!r}")
+    v = float(x)
+    if math.isfinite(v) and abs(v) > float(np.finfo(np.float32).max):
+        raise ValueError(f"{name}={v!r} is beyond float32's range (the kernels compute in float32)")
+    return v
 
 
 def check_queue(queue: object) -> None:
@@ -182,8 +197,23 @@ def to_array(queue: cl.CommandQueue, m: Matrix, transposed: bool) -> cla.Array:
     return cla.Array(queue, (m.rows, m.cols), F32, data=m.buf)
 
 
-def check_fits(device: cl.Device, shapes: list[tuple[int, int]]) -> None:
-    """Refuse, before allocating anything, matrices the device cannot hold or index."""
+def _host_available() -> int | None:
+    """Bytes the kernel says can be had without swapping (Linux); None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_fits(device: cl.Device, shapes: list[tuple[int, int]], host: bool = False) -> None:
+    """Refuse, before allocating anything, matrices the device cannot hold or index. With
+    `host`, also those whose host copies the measuring harness (random inputs made in float64
+    first, results read back; on a CPU device the device buffers too) would not fit in the
+    host's available memory: such a run would be killed by the system, not fail cleanly."""
     total = 0
     for rows, ld in shapes:
         n = rows * ld
@@ -198,3 +228,10 @@ def check_fits(device: cl.Device, shapes: list[tuple[int, int]]) -> None:
     if total > device.global_mem_size:
         raise ValueError(f"the matrices need {total / 2**20:.0f} MiB together, more than the device's "
                          f"{device.global_mem_size / 2**20:.0f} MiB of global memory")
+    avail = _host_available() if host else None
+    need = total * (6 if device.type & cl.device_type.CPU else 4)
+    if avail is not None and need > avail:
+        raise ValueError(f"measuring these matrices needs about {need / 2**30:.1f} GiB of host memory "
+                         f"(inputs made in float64, results read back"
+                         f"{', device buffers in host memory' if need > 4 * total else ''}); "
+                         f"{avail / 2**30:.1f} GiB is available")

@@ -37,6 +37,18 @@ def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
     return float(num / den) if den > 0 else float(num)
 
 
+def json_safe(x: object) -> object:
+    """`x` with non-finite floats (the infinite error of an output holding NaN) as None:
+    strict JSON has no Infinity or NaN, and other readers reject Python's spelling."""
+    if isinstance(x, float):
+        return x if np.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
 def reference(a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: float = 0.0,
               c: np.ndarray | None = None) -> np.ndarray:
     ref = alpha * (a.astype(np.float64) @ b.astype(np.float64))

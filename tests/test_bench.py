@@ -69,6 +69,14 @@ def test_bench_cli_writes_results(tmp_path):
     import importlib.util
     if importlib.util.find_spec("matplotlib"):      # the test extra installs it
         assert ".png" in files
+    # a second run the same day is written beside the first, which stays as it was
+    first = {f.name: f.read_bytes() for f in tmp_path.glob("*/bench-*")}
+    r = CliRunner().invoke(main, ["bench", "--kernels", "5", "--sizes", "16", "--against", "none",
+                                  "--repeat", "1", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert {f.name: f.read_bytes() for f in tmp_path.glob("*/bench-*") if f.name in first} == first
+    second = [f for f in tmp_path.glob("*/bench-*-2.json")]
+    assert len(second) == 1 and json.loads(second[0].read_text())["rows"][0]["m"] == 16
 
 
 @pytest.mark.parametrize("args,words", [
@@ -77,10 +85,21 @@ def test_bench_cli_writes_results(tmp_path):
     (["--sizes", "12,x"], "not a number"),
     (["--shapes", "4x4"], "MxNxK"),
     (["--against", "mkl"], "unknown peer"),
+    (["--sizes", "64,100000"], "32-bit integers"),
 ])
 def test_bench_cli_errors(args, words):
     r = CliRunner().invoke(main, ["bench", *args])
     assert r.exit_code != 0 and words in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("doc", ['{"sets": 5}', '{"sets": [1]}', '[1, 2]', '{"MWG": "64"}'])
+def test_clblast_params_file_must_hold_sets(tmp_path, doc):
+    f = tmp_path / "p.json"
+    f.write_text(doc)
+    r = CliRunner().invoke(main, ["bench", "--sizes", "16", "--against", "clblast",
+                                  "--clblast-params", str(f)])
+    assert r.exit_code != 0 and "expected a JSON object of NAME: integer" in r.output
+    assert "Traceback" not in r.output
 
 
 def test_device_span_falls_back_to_host_time():

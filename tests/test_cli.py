@@ -56,6 +56,35 @@ def test_run_json():
     assert d["gflops"] > 0
 
 
+def test_run_json_is_strict_when_the_check_fails():
+    """A NaN alpha makes every element NaN: the error is infinite, which strict JSON cannot
+    spell, so it is null; and a NaN that stays NaN is no race."""
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "nan", "--json")
+    assert r.exit_code == 1
+    d = json.loads(r.output.strip().splitlines()[-1], parse_constant=pytest.fail)
+    assert d["verified"] is False and d["rel_error"] is None
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "nan")
+    assert r.exit_code == 1 and "FAIL" in r.output and "race" not in r.output
+
+
+@pytest.mark.parametrize("cmd", [["run", "--kernel", "2"], ["transpose"], ["bench", "--against", "none"]])
+def test_harness_checks_host_memory_first(monkeypatch, cmd):
+    """Matrices the host cannot hold beside their float64 makings are refused before any is
+    made (on a CPU device its buffers are host memory too), not left to the OOM killer."""
+    from clgemm import operands, verify
+    monkeypatch.setattr(operands, "_host_available", lambda: 64 * 64 * 4 * 3)
+    monkeypatch.setattr(verify, "random_matrix", lambda *a: pytest.fail("made a matrix"))
+    r = invoke(*cmd, "--size" if cmd[0] != "bench" else "--sizes", "64")
+    assert r.exit_code != 0 and "of host memory" in r.output and "Traceback" not in r.output
+
+
+def test_blank_device_means_the_default(monkeypatch):
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    r = invoke("devices", "--device", " ")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("compute units") == 1 and "Oclgrind" not in r.output
+
+
 def test_run_no_check():
     r = invoke("run", "--kernel", "1", "--size", "8", "--no-check", "--json")
     assert r.exit_code == 0, r.output
@@ -82,6 +111,8 @@ def test_failed_verification_exits_nonzero(monkeypatch):
     (["--kernel", "5", "--param", "WIDTH=4", "--param", "WPTN=2"], "WIDTH divides WPTN"),
     (["--split-k", "0"], "must be auto or an integer >= 1"),
     (["--split-k", "many"], "must be auto or an integer >= 1"),
+    (["--size", "100000"], "32-bit integers"),                 # before any host matrix is made
+    (["--m", "1", "--n", "1", "--k", "3000000000"], "32-bit integers"),
 ])
 def test_run_errors_are_clear(args, words):
     r = invoke("run", *args)

@@ -188,6 +188,8 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
     (np.zeros((3, 4), np.float64), np.zeros((4, 2), np.float32), TypeError, "float32"),
     (np.zeros((3, 4), np.float32), np.zeros((4, 2), np.int32), TypeError, "float32"),
     ([[1.0]], np.zeros((1, 1), np.float32), TypeError, "numpy array"),
+    (np.ma.masked_invalid(np.array([[1, np.nan]], np.float32)), np.ones((2, 1), np.float32),
+     TypeError, "a is a masked array"),
 ])
 def test_bad_input(queue, a, b, exc, words):
     with pytest.raises(exc, match=words):
@@ -209,6 +211,37 @@ def test_bad_c(queue, rng):
         clgemm.gemm(queue, a, b, np.zeros((4, 6)))
 
 
+def test_read_only_c_is_refused_before_the_product(queue, rng, monkeypatch):
+    a, c = rand(rng, 4, 4), np.zeros((4, 4), np.float32)
+    c.flags.writeable = False
+    monkeypatch.setattr(sys.modules["clgemm.gemm"], "prepare", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(ValueError, match="c is a read-only"):
+        clgemm.gemm(queue, a, a, c, beta=1.0)
+
+
+@pytest.mark.parametrize("value,exc,words", [
+    (None, TypeError, "alpha must be a real number, not NoneType"),
+    (1j, TypeError, "alpha must be a real number, not complex"),
+    ("2", TypeError, "alpha must be a real number, not str"),
+    (np.array([2.0]), TypeError, "alpha must be a real number, not ndarray"),
+    (True, TypeError, "alpha must be a real number, not bool"),
+    (1e40, ValueError, "alpha=1e[+]?40 is beyond float32's range"),
+])
+def test_bad_alpha(queue, rng, value, exc, words):
+    a = rand(rng, 4, 4)
+    with pytest.raises(exc, match=words):
+        clgemm.gemm(queue, a, a, alpha=value)
+    with pytest.raises(exc, match=words.replace("alpha", "beta")):
+        clgemm.gemm(queue, a, a, np.zeros((4, 4), np.float32), beta=value)
+
+
+def test_numpy_scalars_are_taken(queue, rng):
+    a, b = rand(rng, 9, 70), rand(rng, 70, 5)
+    c = clgemm.gemm(queue, a, b, alpha=np.float32(2.0), beta=np.int64(0), kernel="5", params=P5,
+                    split_k=np.int64(2))
+    assert close(c, verify.reference(a, b, 2.0), 70)
+
+
 def test_c_aliasing_an_input(queue, rng):
     a = cla.to_device(queue, rand(rng, 5, 5))
     with pytest.raises(ValueError, match="shares its buffer"):
@@ -225,6 +258,12 @@ def test_unknown_kernel_and_params(queue, rng):
         clgemm.gemm(queue, a, a, kernel="2", params={"TS": 24})
     with pytest.raises(ValueError, match="must be an integer"):
         clgemm.gemm(queue, a, a, kernel="2", params={"TS": "8 -DEVIL"})
+    for odd in ("²", float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="TS=.* must be an integer"):
+            clgemm.gemm(queue, a, a, kernel="2", params={"TS": odd})
+    for not_a_mapping in ([("TS", 4)], "TS=4"):
+        with pytest.raises(TypeError, match="params must be a mapping"):
+            clgemm.gemm(queue, a, a, kernel="2", params=not_a_mapping)
 
 
 def test_constraint_violation_names_the_constraint(queue, rng):

@@ -281,6 +281,22 @@ def test_given_parameters_are_not_reported_as_tuned(queue, tmp_path, monkeypatch
     assert (every.source, every.tuned_at) == ("given", None)
 
 
+def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
+    """A valid-looking entry whose work-group the device cannot launch does not break
+    gemm(): it is skipped with a warning naming it, and the defaults run."""
+    too_big = {"TSM": 256, "TSN": 256, "TSK": 32, "WPTM": 4, "WPTN": 2}   # 64 x 128 work-items
+    assert kernels.get("3").violations(too_big) == []
+    assert kernels.get("3").violations(too_big, queue.device)
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "3": {"512x512x512": {"params": too_big, "gflops": 50.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    a = np.random.default_rng(1).random((8, 8), dtype=np.float32)
+    with pytest.warns(db.DataWarning, match="kernel 3 at 512x512x512 skipped"):
+        c = clgemm.gemm(queue, a, a)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ a, rtol=1e-5)
+
+
 def test_slow_configuration_is_timed_once(queue):
     """A first timed run over the cutoff ends the timing; under it, all runs are taken."""
     from clgemm.tune import Evaluator
@@ -489,17 +505,18 @@ def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
     dev = queue.device
     ok = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4)
     big = dict(TSM=256, TSN=256, TSK=32, WPTM=4, WPTN=4)
-    check = kernels.Kernel.check
+    violations = kernels.Kernel.violations
 
     def refuse_big(self, p, device=None):
         if dict(p) == big and device is not None:
-            raise ValueError("local memory 65536 bytes exceeds the device's 49152")
-        return check(self, p, device)
-    monkeypatch.setattr(kernels.Kernel, "check", refuse_big)
+            return ["local memory 65536 bytes exceeds the device's 49152"]
+        return violations(self, p, device)
+    monkeypatch.setattr(kernels.Kernel, "violations", refuse_big)
     db.record_best(dev, "3", 64, 64, 64, ok, 10.0, {"resident": {"checked": 1, "exact": 1}})
     db.record_best(dev, "3", 64, 64, 80, big, 1e6, {"resident": {"checked": 64, "exact": 64}})
     assert db.near(dev, "3", 64, 64, 72)[0][1]["params"] == big      # the nearest, even
-    assert GemmPlan(queue, "3", shape=(64, 64, 72)).params == ok
+    with pytest.warns(db.DataWarning, match="kernel 3 at 64x64x80 skipped: local memory"):
+        assert GemmPlan(queue, "3", shape=(64, 64, 72)).params == ok
 
 
 def _send(pipe, message) -> None:
