@@ -208,6 +208,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
+    from .tune import WorkerSetupError
     from .tune import tune as run_tune
     _queue(device_spec)   # a clear error for an unknown device, before any worker starts
     if export_t4:         # and for an export that could not be written, before any tuning
@@ -235,6 +236,8 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                            timeout=timeout, fresh=fresh, seed=seed, on_progress=progress)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
+        except WorkerSetupError as e:
+            raise click.ClickException(str(e)) from None
     summary = res.summary()
     if export_t4:
         doc = db.to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": kernel.key,

@@ -8,7 +8,9 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
@@ -63,7 +65,11 @@ def shape_key(m: int, n: int, k: int) -> str:
 
 def log_path(dev: cl.Device, kernel: str, m: int, n: int, k: int) -> Path:
     """One JSON Lines log per (device, driver, kernel, shape)."""
-    return home() / "logs" / slug(device_key(dev)) / f"kernel{kernel}-{shape_key(m, n, k)}.jsonl"
+    return _log_dir(dev) / f"kernel{kernel}-{shape_key(m, n, k)}.jsonl"
+
+
+def _log_dir(dev: cl.Device) -> Path:
+    return home() / "logs" / slug(device_key(dev))
 
 
 def db_path(dev: cl.Device) -> Path:
@@ -72,6 +78,39 @@ def db_path(dev: cl.Device) -> Path:
 
 def _db_file(dev: cl.Device) -> str:
     return os.path.join(_home(), "db", f"{slug(device_key(dev))}.json")
+
+
+def check_writable(dev: cl.Device, database: bool = True) -> None:
+    """Raise ValueError naming the folder if the tuner's log folder (and, with `database`,
+    the database's) cannot be made or written: found after a sweep, it would lose the sweep."""
+    for folder in [_log_dir(dev)] + ([db_path(dev).parent] if database else []):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:     # its name, where not the folder's: the part in the way
+            why = e.strerror or str(e)
+            if e.filename and e.filename != str(folder):
+                why += f": {e.filename}"
+        else:
+            try:
+                with tempfile.NamedTemporaryFile(dir=folder, prefix=".clgemm-probe-"):
+                    why = None
+            except OSError as e:
+                why = e.strerror or str(e)
+        if why:
+            raise ValueError(f"cannot write the tuner's files in {folder} ({why}); set "
+                             f"CLGEMM_HOME to a writable folder (it is now {home()})")
+
+
+def move_aside(path: Path, tag: str = "") -> Path:
+    """Rename `path` to `<stem>.<tag><YYYYmmdd-HHMMSS>[-N]<suffix>` beside it, N counting
+    from 2 past names already taken: never over another file, even within one second."""
+    stem = f"{path.stem}.{tag}{time.strftime('%Y%m%d-%H%M%S')}"
+    new, n = path.with_name(stem + path.suffix), 1
+    while os.path.lexists(new):
+        n += 1
+        new = path.with_name(f"{stem}-{n}{path.suffix}")
+    path.rename(new)
+    return new
 
 
 # ------------------------------------------------------------------ validation
@@ -91,7 +130,18 @@ def valid_params(kernel: kernels.Kernel, params: object) -> dict | None:
 
 
 def _number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite int or float, not a bool. A JSON integer may be too large for a float."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _positive(x: object) -> bool:
+    """A timing or a speed: a zero would divide by zero, a negative would look fastest."""
+    return _number(x) and x > 0
 
 
 def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
@@ -108,7 +158,7 @@ def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
                 params = valid_params(kernel, rec.get("params")) if ok else None
                 if params is None:
                     raise ValueError("not a valid record")
-                if rec["status"] == "ok" and not all(_number(rec.get(f)) and rec[f] > 0 for f in
+                if rec["status"] == "ok" and not all(_positive(rec.get(f)) for f in
                                                      ("ms_median", "ms_min", "ms_max", "gflops")):
                     raise ValueError("timings missing or not positive")
             except ValueError as e:   # json.JSONDecodeError is a ValueError
@@ -164,9 +214,18 @@ def to_t4(records: Iterable[Mapping], metadata: Mapping) -> dict:
 
 
 def write_atomic(path: Path, data: object) -> None:
+    """Write JSON by renaming a complete file over `path`: through a symlink to its target
+    (the link stays), and with the old file's permission bits, else 0644 (mkstemp
+    makes 0600)."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = 0o644                      # what open() would give under the usual umask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
             f.flush()
@@ -209,8 +268,16 @@ def _load(path: Path) -> dict:
         for shape, entry in (shapes.items() if isinstance(shapes, dict) else ()):
             params = valid_params(kern, entry.get("params")) if isinstance(entry, dict) else None
             dims = parse_shape(shape)
-            if params is None or dims is None or not _number(entry.get("gflops")):
-                warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored (invalid)",
+            if params is None or dims is None:
+                why = "invalid"
+            elif not _positive(entry.get("gflops")):
+                why = f"gflops {entry.get('gflops')!r} is not a positive number"
+            elif "ms_median" in entry and not _positive(entry["ms_median"]):
+                why = f"ms_median {entry['ms_median']!r} is not a positive number"
+            else:
+                why = None
+            if why:
+                warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored ({why})",
                               DataWarning, stacklevel=3)
                 continue
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
@@ -312,19 +379,31 @@ def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[
 
 def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Mapping[str, int],
                 gflops: float, extra: Mapping | None = None) -> Path:
-    """Put a tuned winner into the user's database for this device (atomically)."""
-    path = db_path(dev)
+    """Put a tuned winner into the user's database for this device (atomically). A file
+    there that this version cannot read or update is moved aside first, never lost."""
+    given = db_path(dev)
+    path = Path(os.path.realpath(given))    # a symlink: its target is the database
     doc = {"schema": SCHEMA, "device": device_key(dev), "entries": {}}
-    if path.exists():
+    if os.path.lexists(path):
         try:
             old = json.loads(path.read_text())
-            if isinstance(old, dict) and old.get("schema") == SCHEMA and isinstance(old.get("entries"), dict):
-                doc["entries"] = old["entries"]
-        except (OSError, ValueError):
-            warnings.warn(f"{path}: unreadable tuning database replaced", DataWarning, stacklevel=2)
+            why = None
+            if not (isinstance(old, dict) and old.get("schema") == SCHEMA
+                    and isinstance(old.get("entries"), dict)):
+                why = f"not a schema {SCHEMA} database"
+            elif not all(isinstance(v, dict) for v in old["entries"].values()):
+                why = "a kernel's entries are not an object of shapes"
+        except (OSError, ValueError) as e:    # json.JSONDecodeError is a ValueError
+            why = str(e)
+        if why is None:
+            doc["entries"] = old["entries"]
+        else:
+            aside = move_aside(path, "unreadable-")
+            warnings.warn(f"{path}: tuning database not usable by this clgemm ({why}); moved to "
+                          f"{aside}, and {path} started anew", DataWarning, stacklevel=2)
     doc["entries"].setdefault(kernel, {})[shape_key(m, n, k)] = {
         "params": dict(params), "gflops": gflops, **(extra or {})}
     write_atomic(path, doc)
     global _written
     _written += 1
-    return path
+    return given

@@ -3,7 +3,8 @@
 Worker processes, each with its own OpenCL context, compile configurations in parallel;
 the parent hands a single "GPU token" to one worker at a time, so timings never overlap.
 A worker that crashes (a driver fault kills the whole process) or hangs is replaced and
-its configuration recorded as `crashed` or `timeout`; the sweep goes on. Every finished
+its configuration recorded as `crashed` or `timeout`; the sweep goes on. A worker that
+cannot set itself up (its inputs do not fit, say) stops the tune instead. Every finished
 evaluation is appended to a JSON Lines log at once, so a rerun resumes where a killed one
 stopped. At the end the best five are re-measured interleaved and the winner goes into
 the tuning database that gemm() and `clgemm run` read.
@@ -35,6 +36,11 @@ CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector wid
 STRATEGIES = ("grid", "random", "tpe")
 CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
 _BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class WorkerSetupError(RuntimeError):
+    """A worker could not make its device queue or its evaluator's data (a MemoryError making
+    the inputs, say): no configuration's fault, so the tune stops instead of recording one."""
 
 
 # ------------------------------------------------------------------ evaluation (workers)
@@ -85,14 +91,14 @@ class Evaluator:
         launched, kmajor = self.layout(plan)
         err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor)
         if not err <= verify.tolerance(shape[2]):
-            return {"status": "wrong", "rel_error": _finite(err),
+            return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
         cm = self._operands(plan)[2]
         operands.poison(self.queue, cm)
         t = self.time(plan, cutoff_ms=cutoff_ms)
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
         if not err_t <= verify.tolerance(self.shape[2]):
-            return {"status": "wrong", "rel_error": _finite(err_t), "checked": "target shape"}
+            return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
         m, n, k = self.shape
         return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
                 "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
@@ -138,16 +144,18 @@ class Evaluator:
         return timing.Timing(first.ms + timing.profile(launch, repeat=repeat - 1, warmup=0).ms)
 
 
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
 def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
             evaluator: str, tasks: mp.Queue, results: Connection) -> None:
-    mod, _, name = evaluator.partition(":")
-    cls = getattr(importlib.import_module(mod), name)
-    q = devmod.queue(devmod.select(device_spec))
-    ev = cls(q, kernel, *shape, repeat)
+    try:
+        mod, _, name = evaluator.partition(":")
+        cls = getattr(importlib.import_module(mod), name)
+        q = devmod.queue(devmod.select(device_spec))
+        ev = cls(q, kernel, *shape, repeat)
+    except Exception as e:                # noqa: BLE001 - reported; the parent stops the tune
+        results.send(("fatal", wid, None, _short(e)))
+        while tasks.get() is not None:    # alive until told to stop: a dead worker's
+            pass                          # configuration would be recorded as crashed
+        return
     while True:
         task = tasks.get()
         if task is None:
@@ -380,11 +388,14 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     """Sweep `kernel` at (m, n, k) on one device; see the module docstring."""
     kern = kernels.get(kernel)
     dev = devmod.select(device_spec)
+    nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))
+    _check_fits(dev, kern.key, m, n, k, nworkers)
+    db.check_writable(dev, database=update_db)
     raw = kern.space_size()
     valid = [p for p in kern.space() if not kern.violations(p, dev)]
     path = db.log_path(dev, kern.key, m, n, k)
     if fresh and path.exists():
-        path.rename(path.with_suffix(f".{time.strftime('%Y%m%d-%H%M%S')}.jsonl"))
+        db.move_aside(path)
     records = list(db.read_log(path, kern))
     done = {_key(r["params"]): (r.get("gflops") if r["status"] == "ok" else None) for r in records}
     if strategy is None:
@@ -400,7 +411,6 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
 
     ctx = mp.get_context("spawn")
     results = _Inbox(ctx)
-    nworkers = workers or max(1, min(8, (mp.cpu_count() or 2)))
 
     def start(wid: int) -> _Slot:
         tasks = ctx.Queue()
@@ -493,6 +503,9 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                 kind, wid, _, payload = results.get(timeout=0.1)
             except queue_mod.Empty:
                 kind = None
+            if kind == "fatal":
+                raise WorkerSetupError(f"tuning kernel {kern.key} at {db.shape_key(m, n, k)} "
+                                       f"stopped: worker {wid} could not start ({payload})")
             current = slots[wid].task if kind else None
             if current is None or current[0] != _:
                 kind = None                          # stale: from a worker since replaced
@@ -540,6 +553,17 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             extra["resident"] = resident
         res.db = str(db.record_best(dev, kern.key, m, n, k, winner["params"], winner["gflops"], extra))
     return res
+
+
+def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
+    """Refuse, before any worker starts, a shape whose operands cannot be made, which would
+    otherwise fail every configuration alike: each worker makes its own A, B and C, on the
+    host and on the device (whose memory, for a CPU device, is the host's)."""
+    try:
+        operands.check_fits(dev, [(m, k), (k, n), (m, n)] * nworkers, host=True)
+    except ValueError as e:
+        raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
+                         f"{nworkers} worker(s), each with its own operands: {e}") from None
 
 
 def _residents(dev, kern: kernels.Kernel, params: dict) -> dict | None:

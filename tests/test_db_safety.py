@@ -1,0 +1,220 @@
+"""The tuner never loses a user's files and refuses up front what cannot work: an unusable
+database is moved aside, not replaced; an unwritable CLGEMM_HOME or a shape too large is
+refused before any evaluation; entries with impossible speeds are dropped on load."""
+
+import json
+import re
+import stat
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from clgemm import db, kernels, tune as tune_mod
+from clgemm.cli import main
+from clgemm.gemm import GemmPlan
+from clgemm.tune import Evaluator, tune
+
+STAMP = "20250101-000000"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """A user database of the test's own, and no shipped one (as in test_tune)."""
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(db, "_shipped", lambda: [])
+    return tmp_path / "home"
+
+
+def one_second(monkeypatch):
+    """Every file-name time stamp falls in the same second."""
+    real = time.strftime
+    monkeypatch.setattr(time, "strftime",
+                        lambda fmt, *a: STAMP if fmt == "%Y%m%d-%H%M%S" else real(fmt, *a))
+
+
+def user_db(queue, text: str) -> Path:
+    path = db.db_path(queue.device)
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------ 1: never lose the database
+
+@pytest.mark.parametrize("text", [
+    '{"schema": 1, "device": "x", "entries": {"2": {"8x8x8": {"params": {"TS": 4}, "gflops": 1}}},}',
+    '{"schema": 2, "device": "x", "entries": {"2": {"8x8x8": {"params": {"TS": 4}, "gflops": 1}}}}',
+    '[{"schema": 1}]',
+    '{"schema": 1, "device": "x", "entries": {"2": ["8x8x8"]}}',
+], ids=["trailing-comma", "newer-schema", "list", "kernel-not-object"])
+def test_unusable_database_is_moved_aside_not_lost(queue, text, monkeypatch):
+    one_second(monkeypatch)
+    path = user_db(queue, text)
+    with pytest.warns(db.DataWarning) as w:
+        db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    aside = path.with_name(f"{path.stem}.unreadable-{STAMP}.json")
+    assert aside.read_text() == text                      # the user's file, byte for byte
+    assert any(str(path) in str(x.message) and str(aside) in str(x.message) for x in w)
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == db.SCHEMA and doc["entries"] == {
+        "2": {"64x64x64": {"params": {"TS": 8}, "gflops": 10.0}}}
+
+
+def test_moving_aside_never_overwrites(queue, monkeypatch):
+    one_second(monkeypatch)
+    path = user_db(queue, "{broken")
+    taken = path.with_name(f"{path.stem}.unreadable-{STAMP}.json")
+    taken.write_text("an earlier one")
+    with pytest.warns(db.DataWarning):
+        db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    path.write_text("{broken again")
+    with pytest.warns(db.DataWarning):
+        db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    assert taken.read_text() == "an earlier one"
+    assert path.with_name(f"{path.stem}.unreadable-{STAMP}-2.json").read_text() == "{broken"
+    assert path.with_name(f"{path.stem}.unreadable-{STAMP}-3.json").read_text() == "{broken again"
+
+
+def test_database_write_keeps_permissions(queue):
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644     # a new file: not mkstemp's 0600
+    path.chmod(0o640)
+    db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 9.0)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert set(json.loads(path.read_text())["entries"]["2"]) == {"64x64x64", "32x32x32"}
+
+
+def test_database_write_goes_through_a_symlink(queue, tmp_path):
+    """A database kept elsewhere (dotfiles) and linked in stays linked, and is the one updated."""
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    target = tmp_path / "dotfiles" / "clgemm-db.json"
+    target.parent.mkdir()
+    path.replace(target)
+    path.symlink_to(target)
+    db.record_best(dev, "2", 16, 16, 16, {"TS": 4}, 8.0)
+    assert path.is_symlink() and path.resolve() == target
+    assert set(json.loads(target.read_text())["entries"]["2"]) == {"64x64x64", "16x16x16"}
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]   # no temporary left
+
+
+# ------------------------------------------------------------------ 2: unusable CLGEMM_HOME
+
+@pytest.mark.parametrize("blocker", ["home", "home/db", "home/logs"])
+def test_unwritable_home_is_refused_before_any_evaluation(queue, home, blocker, monkeypatch):
+    """A file where a folder must be: refused before the sweep, not after it."""
+    blocked = home.parent / blocker
+    blocked.parent.mkdir(parents=True, exist_ok=True)
+    blocked.write_text("a file, not a folder")
+    with pytest.raises(ValueError, match="CLGEMM_HOME to a writable folder") as e:
+        tune("5", 16, 16, 16, strategy="random", budget=2, workers=1,
+             evaluator="tests.evaluators:Synthetic")
+    assert str(blocked) in str(e.value)
+    assert blocked.read_text() == "a file, not a folder"
+    assert not db.log_path(queue.device, "5", 16, 16, 16).exists()
+
+
+def test_unwritable_home_is_a_usage_error_in_the_cli(home):
+    home.parent.mkdir(parents=True, exist_ok=True)
+    home.write_text("a file")
+    r = CliRunner().invoke(main, ["tune", "--kernel", "1", "--size", "16", "--workers", "1"])
+    assert r.exit_code == 2 and r.exception is not None and isinstance(r.exception, SystemExit)
+    assert "CLGEMM_HOME to a writable folder" in r.output and str(home) in r.output
+
+
+# ------------------------------------------------------------------ 3: impossible speeds
+
+def test_entries_without_a_positive_speed_are_dropped(queue):
+    good = {"params": {"TS": 8}, "gflops": 5.0, "ms_median": 1.0}
+    path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "2": {"64x64x64": {"params": {"TS": 4}, "gflops": 0},
+              "65x65x65": {"params": {"TS": 4}, "gflops": -100.0},
+              "66x66x66": {"params": {"TS": 4}, "gflops": 100.0, "ms_median": 0},
+              "200x200x200": good}}}))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        entries = db.entries_for(queue.device)
+        plan = GemmPlan(queue, "2", shape=(64, 64, 64))      # 0 GFLOPS divided by before
+    assert list(entries["2"]) == ["200x200x200"]
+    for shape in ("64x64x64", "65x65x65", "66x66x66"):
+        assert any(str(path) in str(x.message) and shape in str(x.message)
+                   and issubclass(x.category, db.DataWarning) for x in w), shape
+    assert plan.params == {"TS": 8} and plan.tuned_at == "200x200x200"
+
+
+def test_numbers_too_large_for_a_float_are_dropped(queue, tmp_path):
+    """JSON integers have no limit; one too large for a float is invalid, not a crash."""
+    path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "2": {"64x64x64": {"params": {"TS": 4}, "gflops": 10 ** 400}}}}))
+    with pytest.warns(db.DataWarning, match=re.escape(f"{path}: entry kernel 2 shape '64x64x64' ignored")):
+        assert db.entries_for(queue.device) == {}
+    log = tmp_path / "k.jsonl"
+    big = "1" + "0" * 400
+    log.write_text('{"schema": 1, "status": "ok", "params": {"TS": 8}, "ms_median": 1, '
+                   f'"ms_min": 1, "ms_max": 1, "gflops": {big}}}\n'
+                   '{"schema": 1, "status": "wrong", "params": {"TS": 4}}\n')
+    with pytest.warns(db.DataWarning, match="line 1 ignored"):
+        kept = list(db.read_log(log, kernels.get("2")))
+    assert [r["params"] for r in kept] == [{"TS": 4}]
+
+
+# ------------------------------------------------------------------ 4: --fresh in one second
+
+def test_fresh_twice_in_one_second_keeps_both_logs(monkeypatch):
+    one_second(monkeypatch)
+    logs = []
+    for seed, fresh in enumerate([False, True, True]):
+        res = tune("5", 64, 64, 64, strategy="random", budget=2, workers=1, seed=seed,
+                   fresh=fresh, evaluator="tests.evaluators:Synthetic", update_db=False)
+        logs.append(Path(res.log).read_text())
+    log = Path(res.log)
+    kept = {p.name: p.read_text() for p in log.parent.iterdir() if p != log}
+    assert kept == {f"kernel5-64x64x64.{STAMP}.jsonl": logs[0],
+                    f"kernel5-64x64x64.{STAMP}-2.jsonl": logs[1]}
+
+
+# ------------------------------------------------------------------ 5: shapes that cannot work
+
+def test_shape_beyond_32_bit_indexing_is_refused_before_workers(queue):
+    with pytest.raises(ValueError, match=r"100000x100000x100000.*2147483647"):
+        tune("1", 100000, 100000, 100000, budget=1, workers=1, timeout=5)
+    assert not db.log_path(queue.device, "1", 100000, 100000, 100000).exists()
+
+
+def test_shape_beyond_device_memory_is_refused(queue):
+    side = int((queue.device.global_mem_size / 4 / 3) ** 0.5) + 1   # 3 matrices: too many bytes
+    if side * side > 2**31 - 1:
+        pytest.skip("this device holds every shape that 32-bit indexing allows")
+    with pytest.raises(ValueError, match=f"{side}x{side}x{side}.*(global memory|maximum allocation)"):
+        tune("1", side, side, side, budget=1, workers=1, timeout=5)
+    assert not db.log_path(queue.device, "1", side, side, side).exists()
+
+
+class NoInputs(Evaluator):
+    """As if the host could not hold the inputs: numpy's MemoryError making them."""
+
+    def __init__(self, *a, **k):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array")
+
+
+def test_worker_that_cannot_make_its_inputs_stops_the_tune(queue):
+    """Not a configuration's fault: nothing is recorded, so a rerun does not skip them."""
+    with pytest.raises(RuntimeError, match="MemoryError: Unable to allocate") as e:
+        tune("2", 16, 16, 16, strategy="grid", budget=2, workers=1, timeout=20,
+             evaluator="tests.test_db_safety:NoInputs")
+    assert isinstance(e.value, tune_mod.WorkerSetupError)
+    log = db.log_path(queue.device, "2", 16, 16, 16)
+    assert not log.exists() or log.read_text() == ""
+
+
+def test_worker_setup_failure_is_a_clean_cli_error(monkeypatch):
+    def fail(*a, **k):
+        raise tune_mod.WorkerSetupError("tuning kernel 2 at 16x16x16 stopped: worker 0 could not start")
+    monkeypatch.setattr(tune_mod, "tune", fail)
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "16"])
+    assert r.exit_code == 1 and "worker 0 could not start" in r.output
+    assert "Traceback" not in r.output and "Usage" not in r.output
