@@ -13,7 +13,8 @@
 // Parameters: TSM, TSN, TSK, WPTM, WPTN. WPTM = 1 is "more work per thread" along N only.
 // Constraints: TSM % WPTM == 0, TSN % WPTN == 0; the work-group (TSN/WPTN) x (TSM/WPTM)
 // fits the device; the loads split evenly: TSM*TSK and TSK*TSN are multiples of the
-// work-group size; (TSM*TSK + TSK*TSN)*4 bytes fit local memory.
+// work-group size; (TSM*TSK + TSK*TSN)*4 bytes fit local memory; WPTM*WPTN <= 128
+// (more accumulators than that cannot live in registers).
 // Edges: any M, N, K >= 1: out-of-range loads write 0 to the tiles, stores are guarded.
 //
 // H200 (results/h200/README.md), TSM=TSN=128 TSK=8 WPTM=WPTN=8: 31294 GFLOPS at 4096^3,

@@ -10,6 +10,9 @@
 // Constraints: RPT divides TS; TS*TS/RPT <= max work-group size;
 // TS*(TS+1)*4 bytes <= local memory.
 // Edges: any rows, cols >= 1 (bounds checks).
+//
+// H200 (results/h200/README.md, 8192^2): 3877 GB/s at TS=64 RPT=8, 0.93x a device copy
+// (4157 GB/s in the same run), 3.5x the naive transpose.
 
 #ifndef TS
 #define TS 64

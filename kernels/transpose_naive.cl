@@ -6,6 +6,9 @@
 // Parameters: TS, the work-group is TS x TS.
 // Constraints: TS*TS <= max work-group size.
 // Edges: any rows, cols >= 1 (bounds checks).
+//
+// H200 (results/h200/README.md, 8192^2): 1103 GB/s at TS=16 (the best of 4), 0.26x a
+// device copy (4184 GB/s): the strided writes each fill a 32-byte sector with 4 bytes.
 
 #ifndef TS
 #define TS 16

@@ -97,3 +97,21 @@ def test_subgroup_shuffle_paths_pass_the_compiler(queue, code, ext, builtin, kin
         log = str(e)
         assert "error:" not in log, log[-2000:]
         assert "Cannot find symbol" in log and builtin in log, log[-2000:]
+
+
+def test_transpose_command_where_copies_have_no_time(monkeypatch):
+    """Oclgrind often gives a device copy no duration: the report says so instead of
+    dividing by it. Here the copy's timings are made zero on the CPU device."""
+    from clgemm import run, timing
+    real = timing.profile
+
+    def untimed_copies(launch, *a, **k):
+        t = real(launch, *a, **k)
+        return timing.Timing((0.0,) * len(t.ms)) if launch.__name__ == "<lambda>" else t
+    monkeypatch.setattr(run.timing, "profile", untimed_copies)
+    r = CliRunner().invoke(main, ["transpose", "--size", "8", "--repeat", "1"])
+    assert r.exit_code == 0, r.output
+    assert "gives device copies no time" in r.output and "PASS" in r.output
+    r = CliRunner().invoke(main, ["transpose", "--size", "8", "--repeat", "1", "--json"])
+    d = json.loads(r.output)
+    assert d["copy_gbps"] is None and d["ratio_to_copy"] is None and d["verified"] is True
