@@ -67,6 +67,9 @@ class Kernel:
     layouts: bool = False
     # can cut k into slices summed by a second kernel, splitk_reduce (split-K)
     split_k: bool = False
+    # the kernel whose parameters mean the same here (6 is 5 with another epilogue): the
+    # tuner starts each from the other's winners too
+    same_params_as: str | None = None
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -303,7 +306,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True,
-    layouts=True, split_k=True,
+    layouts=True, split_k=True, same_params_as="5",
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

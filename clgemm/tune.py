@@ -370,13 +370,20 @@ class Result:
 
 def _winners(dev, kern: kernels.Kernel, shape: tuple[int, int, int]) -> list[dict]:
     """The database's winners of this kernel on this device at other shapes, nearest
-    shape first, then the registry defaults."""
-    entries = db.entries_for(dev).get(kern.key, {}).values()
-    near = sorted(entries, key=lambda e: db.distance(e["shape"], shape))
+    shape first; then those of the kernel whose parameters mean the same (`same_params_as`:
+    kernel 6 is kernel 5 with another epilogue), nearest first; then the registry
+    defaults."""
+    db_entries = db.entries_for(dev)
+    siblings = [k.key for k in kernels.GEMM.values()
+                if k.same_params_as == kern.key or k.key == kern.same_params_as]
     out: list[dict] = []
-    for p in [e["params"] for e in near] + [kern.defaults]:
-        if p not in out:
-            out.append(dict(p))
+    for keys in ([kern.key], siblings):
+        entries = [e for key in keys for e in db_entries.get(key, {}).values()]
+        for e in sorted(entries, key=lambda e: db.distance(e["shape"], shape)):
+            if e["params"] not in out:
+                out.append(dict(e["params"]))
+    if kern.defaults not in out:
+        out.append(dict(kern.defaults))
     return out
 
 

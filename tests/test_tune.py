@@ -390,6 +390,25 @@ def test_warm_start_points_are_the_winners_nearest_first_then_the_defaults(queue
     assert _winners(dev, kernels.get("2"), (900, 900, 900)) == [{"TS": 8}, {"TS": 16}, default]
 
 
+def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, tmp_path, monkeypatch):
+    """Kernel 6 is kernel 5 with another epilogue: 5's winners follow 6's own, and the
+    other way round; kernel 4, whose parameters have the same names, is no sibling."""
+    from clgemm.tune import _winners
+    dev = queue.device
+    p = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, PAD=0)
+    own6, near5, far5, of4 = (dict(p, WIDTH=w, TSK=t) for w, t in ((1, 8), (2, 8), (4, 8), (4, 16)))
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "6": {"900x900x900": {"params": own6, "gflops": 1.0}},
+        "5": {"100x100x100": {"params": near5, "gflops": 1.0},
+              "2000x2000x2000": {"params": far5, "gflops": 1.0}},
+        "4": {"100x100x100": {"params": of4, "gflops": 1.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    assert _winners(dev, kernels.get("6"), (90, 90, 90)) == [own6, near5, far5, kernels.get("6").defaults]
+    assert _winners(dev, kernels.get("5"), (90, 90, 90))[:3] == [near5, far5, own6]
+    assert of4 not in _winners(dev, kernels.get("5"), (90, 90, 90))
+
+
 def test_kmajor_target_checks_and_times_the_kmajor_build(queue, monkeypatch):
     """A target whose row-major A gemm() turns K-major is checked and timed with the
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
