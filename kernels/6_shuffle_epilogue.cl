@@ -25,6 +25,9 @@
 // than the wider stores save. The C write-back is under 1% of the run time at 4096^3
 // (64 MB of 137 GFLOP of work), and kernel 5's stores were already coalesced: neighbouring
 // work-items write neighbouring vectors, so a warp's stores fill whole sectors either way.
+// At kernel 5's tuned point (128x128x8 tiles, 16x8 per work-item, WIDTH=4), which the
+// tuner also picks for this kernel: 47367 against 48767 GFLOPS at 4096^3, 48800 against
+// 50985 at 8192^3 (session 10, call 4): the same loop, 2-4% slower inside another program.
 
 #include "common.cl"
 #include "shuffle.cl"
