@@ -18,6 +18,7 @@ import multiprocessing.connection as mp_connection
 import os
 import queue as queue_mod
 import random
+import signal
 import statistics
 import time
 import traceback
@@ -146,6 +147,9 @@ class Evaluator:
 
 def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
             evaluator: str, tasks: mp.Queue, results: Connection) -> None:
+    # Ctrl-C reaches the whole process group; stopping the workers is the parent's job, and
+    # each one's KeyboardInterrupt traceback would only bury the parent's message
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         mod, _, name = evaluator.partition(":")
         cls = getattr(importlib.import_module(mod), name)
@@ -162,7 +166,8 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             return
         kind, idx, payload = task
         if kind == "remeasure":           # interleaved rounds over the finalists
-            tasks.get()                   # wait for the token
+            if tasks.get() is None:       # wait for the token; None: the tune is over
+                return
             plans = [ev.compile(p) for p in payload]
             ms: list[list[float]] = [[] for _ in plans]
             for _ in range(5):
@@ -183,7 +188,10 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             continue
         compile_s = time.perf_counter() - t0
         results.send(("ready", wid, idx, None))
-        _, cutoff_ms = tasks.get()        # the GPU token
+        token = tasks.get()               # the GPU token; None: the tune is over
+        if token is None:
+            return
+        _, cutoff_ms = token
         t1 = time.perf_counter()
         try:
             rec = ev.measure(plan, cutoff_ms)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -111,6 +112,45 @@ def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
         warnings.simplefilter("ignore", db.DataWarning)
         assert len(list(db.read_log(log, kernels.get("5")))) == 60   # and all of it on disk
     assert res.summary()["resumed"] == len(kept)
+
+
+def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
+    """Ctrl-C signals the whole process group: the parent stops (as click's "Aborted!"
+    does) without a KeyboardInterrupt traceback from every worker, leaves no worker
+    behind, and every line of the log is whole."""
+    code = ("import sys\nfrom clgemm.tune import tune\ntry:\n"
+            "    tune('5', 64, 64, 64, strategy='random', budget=60, workers=2, "
+            "evaluator='tests.evaluators:SlowSynthetic', update_db=False)\n"
+            "except KeyboardInterrupt:\n    sys.exit('Aborted!')")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
+                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 3):
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 1 and "Aborted!" in err
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err[-2000:]
+    deadline = time.time() + 10                 # no process of the group is left running
+    while _running_in_group(p.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _running_in_group(p.pid) == []       # (exited ones may wait for init to reap them)
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def _running_in_group(pgid: int) -> list[str]:
+    """Processes of a process group that have not exited (Linux /proc; state is not Z)."""
+    left = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            left.append(stat.parent.name)
+    return left
 
 
 @pytest.mark.parametrize("strategy", ["random", "tpe"])
