@@ -219,9 +219,8 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
           against: list[str], repeat: int = 10, clblast_sets: dict[str, dict] | None = None,
           seed: int | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """One row per (shape, contender), skipped contenders included with their reason."""
-    for shape in shapes:    # every shape before the first is measured
-        operands.check_fits(queue.device, [(shape[0], shape[2]), (shape[2], shape[1]), shape[:2]],
-                            host=True)
+    for shape in shapes:    # every shape is checked before the first is measured
+        operands.check_fits(queue.device, operands.gemm_shapes(*shape), host=True)
     rng = np.random.default_rng(seed)
     peak = devmod.peak_gflops(queue.device)
     # CLBlast with its own database, then with each parameter set given (e.g. from its

@@ -209,6 +209,11 @@ def _host_available() -> int | None:
     return None
 
 
+def gemm_shapes(m: int, n: int, k: int) -> list[tuple[int, int]]:
+    """A (M x K), B (K x N) and C (M x N) of a product, as check_fits takes them."""
+    return [(m, k), (k, n), (m, n)]
+
+
 def check_fits(device: cl.Device, shapes: list[tuple[int, int]], host: bool = False) -> None:
     """Refuse, before allocating anything, matrices the device cannot hold or index. With
     `host`, also those whose host copies the measuring harness (random inputs made in float64
@@ -229,9 +234,10 @@ def check_fits(device: cl.Device, shapes: list[tuple[int, int]], host: bool = Fa
         raise ValueError(f"the matrices need {total / 2**20:.0f} MiB together, more than the device's "
                          f"{device.global_mem_size / 2**20:.0f} MiB of global memory")
     avail = _host_available() if host else None
-    need = total * (6 if device.type & cl.device_type.CPU else 4)
+    cpu = bool(device.type & cl.device_type.CPU)
+    need = total * (6 if cpu else 4)
     if avail is not None and need > avail:
         raise ValueError(f"measuring these matrices needs about {need / 2**30:.1f} GiB of host memory "
                          f"(inputs made in float64, results read back"
-                         f"{', device buffers in host memory' if need > 4 * total else ''}); "
+                         f"{', device buffers in host memory' if cpu else ''}); "
                          f"{avail / 2**30:.1f} GiB is available")

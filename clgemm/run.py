@@ -45,7 +45,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     (the kernels are deterministic; a difference means a race)."""
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
                             pad=pad, split_k=split_k)
-    operands.check_fits(queue.device, [(m, k), (k, n), (m, n)], host=True)
+    operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng = np.random.default_rng(seed)
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))

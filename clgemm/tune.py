@@ -575,7 +575,7 @@ def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None
     otherwise fail every configuration alike: each worker makes its own A, B and C, on the
     host and on the device (whose memory, for a CPU device, is the host's)."""
     try:
-        operands.check_fits(dev, [(m, k), (k, n), (m, n)] * nworkers, host=True)
+        operands.check_fits(dev, operands.gemm_shapes(m, n, k) * nworkers, host=True)
     except ValueError as e:
         raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
                          f"{nworkers} worker(s), each with its own operands: {e}") from None
