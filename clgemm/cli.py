@@ -264,7 +264,12 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
     if c["best"]:
         b = c["best"]
         out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
-                  + " ".join(f"{a}={v}" for a, v in b["params"].items()))
+                  + " ".join(f"{a}={v}" for a, v in b["params"].items())
+                  + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
+        if c["split_stage"]:
+            out.print("split-K stage (the winner with each count of k slices, interleaved): " + ", ".join(
+                f"{r['splits']}: " + (f"{r['gflops']:.0f} GFLOPS" if r["status"] == "ok" else r["status"])
+                for r in c["split_stage"]))
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
 
 

@@ -282,6 +282,12 @@ def _load(path: Path) -> dict:
                 continue
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
                                               "shape": dims}
+            splits = entry.get("splits")
+            if _count(splits):
+                out[key][shape]["splits"] = splits
+            elif splits is not None:
+                warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: splits {splits!r} "
+                              f"ignored (want an integer >= 1)", DataWarning, stacklevel=3)
             resident = entry.get("resident")
             if _valid_residents(resident):
                 out[key][shape]["resident"] = dict(resident)
@@ -292,10 +298,15 @@ def _load(path: Path) -> dict:
     return out
 
 
+def _count(x: object) -> bool:
+    """An int >= 1, not a bool."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
 def _valid_residents(r: object) -> bool:
     """Work-groups per compute unit, as GemmPlan.residents gives them."""
     return (isinstance(r, dict) and set(r) == {"checked", "exact"}
-            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in r.values()))
+            and all(_count(v) for v in r.values()))
 
 
 def parse_shape(s: object) -> tuple[int, int, int] | None:

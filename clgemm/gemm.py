@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Callable, Mapping
@@ -86,12 +87,19 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
     def predicted(key_entry) -> float:
         key, e = key_entry
         plan = GemmPlan(queue, key, e["params"])
+        plan.tuned_split = _entry_split(e)
         ms = timing.gflops(*e["shape"], 1.0) / e["gflops"]      # its measured time
         return ms * plan.wave_steps(*shape, e["resident"]) / plan.wave_steps(*e["shape"], e["resident"])
 
     times = [predicted(ke) for ke in near]
     best = min(range(len(near)), key=times.__getitem__)
     return near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
+
+
+def _entry_split(entry: Mapping) -> tuple[tuple[int, int, int], int] | None:
+    """(tuned shape, slices of k) of a database entry whose tune measured split-K counts
+    (clgemm.tune's split stage); None for one that did not."""
+    return (entry["shape"], entry["splits"]) if "splits" in entry else None
 
 
 def _fits(dev: cl.Device, key: str, entry: dict) -> bool:
@@ -143,9 +151,12 @@ class GemmPlan:
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
         self.tuned_at: str | None = None     # the shape whose tuned entry gave the parameters
+        # (shape, slices of k) the tuner measured best for these parameters (`splits`)
+        self.tuned_split: tuple[tuple[int, int, int], int] | None = None
         if tuned is not None and tuned[0] == self.kernel.key:
             base, self.source = tuned[1]["params"], "tuned"
             self.tuned_at = db.shape_key(*tuned[1]["shape"])
+            self.tuned_split = _entry_split(tuned[1])
         else:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
@@ -153,6 +164,8 @@ class GemmPlan:
             self.source, self.tuned_at = "given", None
         elif params:
             self.source += "+given"
+        if self.source != "tuned":           # measured for the entry's parameters only
+            self.tuned_split = None
         self.kernel.check(self.params, queue.device)
         if transposed_by == "kernel" and not self.kernel.layouts:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
@@ -197,15 +210,22 @@ class GemmPlan:
 
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
         """How many slices of k a launch at (m, n, k) computes apart (1: no split-K), for
-        the plan's `split_k` or the count `asked` instead. Auto: when C has too few tiles
-        to give every compute unit SPLIT_FILL work-groups, double the slices until it does,
-        keeping slices SPLIT_MIN_K deep. The count is then trimmed so that every slice
-        holds at least one tile of k."""
+        the plan's `split_k` or the count `asked` instead. Auto, for parameters whose tune
+        measured split-K counts (`tuned_split`): the total of work-groups that won there.
+        Otherwise: when C has too few tiles to give every compute unit SPLIT_FILL
+        work-groups, double the slices until it does, keeping slices SPLIT_MIN_K deep. The
+        count is then trimmed so that every slice holds at least one tile of k."""
         if not self.kernel.split_k:
             return 1
         groups, depth = self.tiles(m, n, k)
         s = self.split_k if asked is None else asked
-        if s == "auto":
+        if s == "auto" and self.tuned_split is not None:
+            # as many work-groups in all as the tuner's best launch had: the same slices at
+            # the tuned shape, the nearest power of two of them elsewhere
+            shape, tuned = self.tuned_split
+            fill = self.tiles(*self.launched(*shape))[0] * tuned
+            s = 2 ** max(0, round(math.log2(fill / groups)))
+        elif s == "auto":
             want = SPLIT_FILL * self.queue.device.max_compute_units
             s = 1
             while groups * s < want and 2 * s * SPLIT_MIN_K <= k:

@@ -36,6 +36,14 @@ from .build import BuildError
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 STRATEGIES = ("grid", "random", "tpe")
 CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
+# the split stage times the winner with slices of k up to this many work-groups per compute
+# unit (and at most SPLIT_STAGE_MAX slices)
+SPLIT_STAGE_FILL = 16
+SPLIT_STAGE_MAX = 64
+# ...and takes the fewest slices within this factor of the fastest count: a tie won by more
+# slices carries badly to shapes near it (H200, session 11: 4 slices tied with 1 at 1152^3,
+# and lost 18% at 1200^3, whose build has bounds checks)
+SPLIT_MARGIN = 1.02
 _BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -60,14 +68,67 @@ class Evaluator:
         self.ref = verify.reference(self.a[self.rows], self.b)
         self._mats: dict[tuple, tuple] = {}
 
-    def compile(self, params: Mapping[str, int]):
+    def compile(self, params: Mapping[str, int], split_k: int | str = "auto"):
         """The plan with the program that the target shape launches, built now: this is
         the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
-        plan = GemmPlan(self.queue, self.kernel, params)
+        plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k)
         launched, kmajor = self.layout(plan)
         plan.compiled(*launched, kmajor)
         return plan
+
+    def split_counts(self, params: Mapping[str, int]) -> list[int]:
+        """The slices of k the split stage times: 1, the count gemm() picks unaided, and
+        powers of two while the work-groups number at most SPLIT_STAGE_FILL per compute unit
+        and the partial sums fit on the device; each as launched (every slice holds a tile
+        of k), without repeats. One count for a kernel without split-K."""
+        from .gemm import GemmPlan
+        plan = GemmPlan(self.queue, self.kernel, params)
+        launched, _ = self.layout(plan)
+        groups, _ = plan.tiles(*launched)
+        cap = SPLIT_STAGE_FILL * self.queue.device.max_compute_units
+        counts = {1, plan.splits(*launched)}
+        s = 2
+        while s <= SPLIT_STAGE_MAX and groups * s <= cap:
+            counts.add(plan.splits(*launched, s))
+            s *= 2
+        m, n, _ = self.shape
+        out = []
+        for s in sorted(counts):
+            try:        # the partial sums' workspace: s slices of C
+                operands.check_fits(self.queue.device, [(s * m, operands.rounded(n, plan.align))])
+            except ValueError:
+                continue
+            out.append(s)
+        return out
+
+    def split_stage(self, params: Mapping[str, int]) -> dict:
+        """Each of `split_counts` checked (`measure`), then the correct ones timed in
+        interleaved rounds."""
+        counts = self.split_counts(params)
+        if len(counts) < 2:
+            return {"counts": counts, "records": []}
+        plans, records = [], []
+        for s in counts:
+            plan = self.compile(params, split_k=s)
+            rec = self.measure(plan)
+            rec.pop("ms", None)
+            records.append({"splits": s, **rec})
+            if rec["status"] == "ok":
+                plans.append((len(records) - 1, plan))
+        ms = self.interleaved([p for _, p in plans])
+        for (i, _), times in zip(plans, ms):
+            records[i]["ms"] = times
+        return {"counts": counts, "records": records}
+
+    def interleaved(self, plans: list, rounds: int = 5) -> list[list[float]]:
+        """Timings of each plan over `rounds` rounds that take them in turn: near-ties
+        reorder under noise, and drift hits them alike."""
+        ms: list[list[float]] = [[] for _ in plans]
+        for _ in range(rounds):
+            for i, plan in enumerate(plans):
+                ms[i].extend(self.time(plan, max(2, self.repeat // 2)).ms)
+        return ms
 
     def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
         """How gemm() launches the target with this plan: the shape the launch covers
@@ -165,15 +226,15 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
         if task is None:
             return
         kind, idx, payload = task
-        if kind == "remeasure":           # interleaved rounds over the finalists
+        if kind in ("remeasure", "splits"):   # the finalists again; the winner's split-K
             if tasks.get() is None:       # wait for the token; None: the tune is over
                 return
-            plans = [ev.compile(p) for p in payload]
-            ms: list[list[float]] = [[] for _ in plans]
-            for _ in range(5):
-                for i, plan in enumerate(plans):
-                    ms[i].extend(ev.time(plan, max(2, repeat // 2)).ms)
-            results.send(("done", wid, idx, {"ms": ms}))
+            try:
+                out = ({"ms": ev.interleaved([ev.compile(p) for p in payload])}
+                       if kind == "remeasure" else ev.split_stage(payload))
+            except Exception as e:        # noqa: BLE001 - the tune keeps what it has
+                out = {"error": _short(e)}
+            results.send(("done", wid, idx, out))
             continue
         params = payload
         results.send(("start", wid, idx, None))
@@ -356,6 +417,7 @@ class Result:
     seconds: float = 0.0
     evaluated_now: int = 0
     db: str | None = None
+    split_stage: list[dict] = field(default_factory=list)
 
     @property
     def throughput(self) -> float:
@@ -371,7 +433,7 @@ class Result:
                 "status_counts": by_status, "seconds": round(self.seconds, 2),
                 "evaluated_now": self.evaluated_now,
                 "configs_per_second": round(self.throughput, 2), "best": self.best,
-                "finalists": self.finalists,
+                "finalists": self.finalists, "split_stage": self.split_stage,
                 "top": [{k: r.get(k) for k in ("params", "gflops", "ms_median", "ms_min", "ms_max")}
                         for r in top]}
 
@@ -543,7 +605,21 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                 elif slot.phase == "queued" and time.time() - slot.since > 3 * timeout + 60:
                     replace(wid, "crashed", "worker did not start")
         seconds = time.time() - t0
-        finalists = _remeasure(slots, results, records, timeout, kern.key, (m, n, k))
+        finalists = _remeasure(slots, results, records, timeout, (m, n, k))
+        winner = None
+        if finalists:
+            winner = max(finalists, key=lambda f: f["gflops"])
+        elif best is not None:
+            winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
+        stage = _split_stage(slots, results, winner["params"], timeout, (m, n, k)) \
+            if winner is not None and kern.split_k else []
+        timed = [r for r in stage if r["status"] == "ok"]
+        if len(timed) >= 2:                    # its own interleaved timings decide
+            fastest = max(r["gflops"] for r in timed)
+            top = min((r for r in timed if r["gflops"] >= fastest / SPLIT_MARGIN),
+                      key=lambda r: r["splits"])
+            winner = {"params": winner["params"], "splits": top["splits"],
+                      **{f: top[f] for f in ("gflops", "ms_median", "ms_min", "ms_max")}}
     finally:
         for slot in slots:
             if slot.proc.is_alive():
@@ -553,16 +629,13 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             if slot.proc.is_alive():
                 slot.proc.kill()
 
-    winner = None
-    if finalists:
-        winner = max(finalists, key=lambda f: f["gflops"])
-    elif best is not None:
-        winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
     res = Result(kern.key, (m, n, k), db.device_key(dev), str(path), counts, records, winner,
-                 finalists, seconds, new)
+                 finalists, seconds, new, split_stage=stage)
     if winner is not None and update_db:
         extra = {"ms_median": winner["ms_median"], "date": time.strftime("%Y-%m-%d"),
                  "strategy": strategy, "evaluated": len(records)}
+        if "splits" in winner:
+            extra["splits"] = winner["splits"]
         resident = _residents(dev, kern, winner["params"])
         if resident:
             extra["resident"] = resident
@@ -591,31 +664,52 @@ def _residents(dev, kern: kernels.Kernel, params: dict) -> dict | None:
         return None
 
 
-def _remeasure(slots, results, records, timeout, kernel, shape) -> list[dict]:
-    """Time the best five again, interleaved, in one worker: near-ties reorder under noise."""
-    ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
-    if len(ok) < 2:
-        return []
+def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
+    """Run one of the workers' whole-device tasks ("remeasure", "splits") in a live worker
+    and wait for its answer; None if no worker is alive, it died, or time ran out."""
     slot = next((s for s in slots if s.proc.is_alive()), None)
     if slot is None:
-        return []
-    params = [r["params"] for r in ok]
-    slot.tasks.put(("remeasure", -1, params))
+        return None
+    slot.tasks.put(task)
     slot.tasks.put(("go", None))
-    deadline = time.time() + timeout * len(params)
+    deadline = time.time() + deadline_s
     while time.time() < deadline:
         try:
             kind, _, idx, payload = results.get(timeout=0.5)
         except queue_mod.Empty:
             if not slot.proc.is_alive():
-                return []
+                return None
             continue
-        if kind == "done" and idx == -1:
-            m, n, k = shape
-            out = []
-            for p, ms in zip(params, payload["ms"]):
-                med = statistics.median(ms)
-                out.append({"params": p, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms),
-                            "gflops": timing.gflops(m, n, k, med)})
-            return sorted(out, key=lambda f: -f["gflops"])
-    return []
+        if kind == "done" and idx == task[1]:
+            return None if "error" in payload else payload
+    return None
+
+
+def _remeasure(slots, results, records, timeout, shape) -> list[dict]:
+    """Time the best five again, interleaved, in one worker: near-ties reorder under noise."""
+    ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
+    if len(ok) < 2:
+        return []
+    params = [r["params"] for r in ok]
+    payload = _ask(slots, results, ("remeasure", -1, params), timeout * len(params))
+    if payload is None:
+        return []
+    out = [_timed(shape, ms, params=p) for p, ms in zip(params, payload["ms"])]
+    return sorted(out, key=lambda f: -f["gflops"])
+
+
+def _split_stage(slots, results, params: dict, timeout, shape) -> list[dict]:
+    """The winner with each slice count of k that could pay (Evaluator.split_counts),
+    checked and timed interleaved: the tuner measures the split-K count where gemm()'s
+    rule would guess it. [] where there is one count only."""
+    payload = _ask(slots, results, ("splits", -2, params), timeout * (2 + SPLIT_STAGE_MAX.bit_length()))
+    if payload is None or not payload["records"]:
+        return []
+    return [_timed(shape, r.pop("ms"), **r) if r["status"] == "ok" else r for r in payload["records"]]
+
+
+def _timed(shape, ms: list[float], **fields) -> dict:
+    m, n, k = shape
+    med = statistics.median(ms)
+    return {**fields, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms),
+            "gflops": timing.gflops(m, n, k, med)}

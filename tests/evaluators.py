@@ -41,11 +41,15 @@ def synthetic_gflops(params) -> float:
 
 
 class Synthetic(Evaluator):
-    """No OpenCL work at all: a made-up speed per configuration, after `delay` seconds."""
+    """No OpenCL work at all: a made-up speed per configuration, after `delay` seconds. No
+    split stage either (a made-up plan has no slices of k)."""
     delay = 0.0
 
     def compile(self, params):
         return dict(params)
+
+    def split_stage(self, params):
+        return {"counts": [1], "records": []}
 
     def measure(self, params, cutoff_ms=None):
         time.sleep(self.delay)
@@ -61,3 +65,14 @@ class Synthetic(Evaluator):
 
 class SlowSynthetic(Synthetic):
     delay = 0.15
+
+
+class PlantedSplits(Evaluator):
+    """Kernel 5 compiled and checked for real, with planted timings: a launch's time depends
+    only on its slices of k, fastest at 8 and within 2% of that at 4."""
+    ms = {1: 10.0, 2: 5.0, 4: 4.0, 8: 3.95, 16: 6.0}
+
+    def time(self, plan, repeat=None, cutoff_ms=None):
+        super().time(plan, repeat=1)        # the launch runs: its output is checked
+        launched, _ = self.layout(plan)
+        return timing.Timing((self.ms.get(plan.splits(*launched), 20.0),) * (repeat or self.repeat))

@@ -609,3 +609,79 @@ def test_a_worker_killed_mid_message_does_not_silence_the_others():
     small.join(5)
     assert got == [("start", 1, 7, None)]
     assert set(inbox.pipes) == {1}                  # the dead worker's pipe was dropped
+
+
+SKINNY = (1, 64, 512)     # two 32 x 32 tiles of C, 64 tiles of k: splitting k can pay
+
+
+def test_split_stage_checks_every_count_it_times(queue):
+    """The counts: 1, the one gemm() would pick unaided, and powers of two up to
+    SPLIT_STAGE_FILL work-groups per compute unit; each checked against float64 at the
+    odd shape and at the target, and timed in interleaved rounds."""
+    from clgemm.tune import SPLIT_STAGE_FILL, Evaluator
+    p = SMALL["5"][0]
+    ev = Evaluator(queue, "5", *SKINNY, repeat=2)
+    cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
+    auto = GemmPlan(queue, "5", p).splits(*SKINNY)
+    want = sorted({1, auto} | {s for s in (2, 4, 8, 16, 32, 64) if 2 * s <= cap})
+    assert ev.split_counts(p) == want and len(want) >= 3
+    stage = ev.split_stage(p)
+    assert [r["splits"] for r in stage["records"]] == want
+    for r in stage["records"]:
+        assert r["status"] == "ok" and r["rel_error"] <= verify.tolerance(SKINNY[2]), r
+        assert len(r["ms"]) == 5 * 2                  # 5 rounds of max(2, repeat // 2)
+    # a kernel without split-K, or a target with tiles enough, has one count: no stage
+    assert Evaluator(queue, "3", *SKINNY, repeat=2).split_counts(SMALL["3"][0]) == [1]
+    big = (32, 32 * cap, 512)
+    assert Evaluator(queue, "5", *big, repeat=2).split_counts(p) == [1]
+
+
+def test_tune_records_the_fewest_slices_within_the_margin(queue):
+    """Planted timings: 8 slices fastest, 4 within 2% of it. The winner is 4 slices, with
+    that count's timing; the database entry says so, and gemm() launches it there and
+    keeps its total of work-groups at a shape near it."""
+    p = SMALL["5"][0]
+    db.record_best(queue.device, "5", 2, 64, 512, p, 1.0)    # TPE proposes it first
+    res = tune("5", *SKINNY, strategy="tpe", budget=1, workers=1, repeat=2,
+               evaluator="tests.evaluators:PlantedSplits")
+    stage = {r["splits"]: r for r in res.split_stage}
+    assert stage[8]["gflops"] > stage[4]["gflops"] > stage[2]["gflops"] > stage[1]["gflops"]
+    assert all(r["status"] == "ok" for r in stage.values())
+    assert res.best["splits"] == 4 and res.best["ms_median"] == 4.0
+    assert res.summary()["split_stage"] == res.split_stage
+    entry = json.loads(Path(res.db).read_text())["entries"]["5"]["1x64x512"]
+    assert entry["splits"] == 4 and entry["params"] == p and entry["ms_median"] == 4.0
+    plan = GemmPlan(queue, "5", shape=SKINNY)
+    assert plan.source == "tuned" and plan.splits(*SKINNY) == 4
+    # twice the tiles of C: half the slices, the same 8 work-groups
+    assert GemmPlan(queue, "5", shape=(1, 128, 512)).splits(1, 128, 512) == 2
+    rng = np.random.default_rng()
+    for m, n, k in (SKINNY, (1, 128, 512), (3, 61, 509)):
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        assert verify.rel_error(clgemm.gemm(queue, a, b), verify.reference(a, b)) <= verify.tolerance(k)
+
+
+def test_tuned_split_applies_to_the_tuned_parameters_only(queue):
+    """An entry's split count was measured for its parameters: a plan with parameters
+    given (in full or in part) splits by gemm()'s own rule; an explicit split_k wins."""
+    p = SMALL["5"][0]
+    db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": 16})
+    rule = GemmPlan(queue, "5", p).splits(*SKINNY)
+    assert rule != 16
+    assert GemmPlan(queue, "5", shape=SKINNY).splits(*SKINNY) == 16
+    assert GemmPlan(queue, "5", p, shape=SKINNY).splits(*SKINNY) == rule             # given
+    assert GemmPlan(queue, "5", {"PAD": 1}, shape=SKINNY).splits(*SKINNY) == rule    # tuned+given
+    assert GemmPlan(queue, "5", shape=SKINNY, split_k=2).splits(*SKINNY) == 2
+    # far more tiles than where it was tuned: 2 x 16 groups spread over 64 x 2 tiles -> 1
+    assert GemmPlan(queue, "5", shape=(2048, 64, 512)).splits(2048, 64, 512) == 1
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True, "4", [4]])
+def test_bad_split_counts_in_the_database_are_ignored(queue, bad):
+    p = SMALL["5"][0]
+    db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": bad})
+    with pytest.warns(db.DataWarning, match="splits"):
+        entry = db.entries_for(queue.device)["5"]["1x64x512"]
+    assert "splits" not in entry and entry["params"] == p     # the entry itself still counts
+    plan = GemmPlan(queue, "5", shape=SKINNY)
+    assert plan.source == "tuned" and plan.splits(*SKINNY) == GemmPlan(queue, "5", p).splits(*SKINNY)
