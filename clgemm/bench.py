@@ -123,7 +123,7 @@ def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
     cl.wait_for_events(prep.launch())
     err = p.error(operands.rows_to_host(q, prep.out, p.rows))
     return {"contender": f"clgemm-{kernel}", "params": plan.params, "params_source": plan.source,
-            "tuned_at": plan.tuned_at, "splits": prep.splits, "padded": prep.padded, "a_kmajor": prep.kmajor,
+            "tuned_at": plan.tuned_at, "tuned_kernel": plan.tuned_kernel, "splits": prep.splits, "padded": prep.padded, "a_kmajor": prep.kmajor,
             "timing": measure(prep.launch, OpenCLSpan(q), repeat), "rel_error": err}
 
 

@@ -141,7 +141,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                      trans_b=trans_b, transposed_by=transposed_by, pad=pad, split_k=split_k)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    keys = ("kernel", "params", "params_source", "tuned_at", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
+    keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor",
             "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
@@ -151,7 +151,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         base, _, given = r["params_source"].partition("+")
-        src = {"tuned": f"tuned for this device at {r['tuned_at']}", "defaults": "registry defaults",
+        sibling = f"kernel {r['tuned_kernel']} on " if r["tuned_kernel"] not in (None, r["kernel"]) else ""
+        src = {"tuned": f"tuned for {sibling}this device at {r['tuned_at']}", "defaults": "registry defaults",
                "given": "as given"}[base] + (", some as given" if given else "")
         click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique})")
         click.echo(f"params   {ps}  [{src}]")

@@ -12,7 +12,7 @@ import stat
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -369,16 +369,18 @@ def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     return sum(abs(math.log(x / y)) for x, y in zip(a, b))
 
 
-def near(dev: cl.Device, kernel: str | None, m: int, n: int, k: int,
+def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: int,
          within: float = 0.0) -> list[tuple[str, dict]]:
     """(kernel, entry) tuned at shapes within `within` of the nearest one's distance, the
-    nearest first (ties: the faster). Without a kernel, every kernel's entries."""
+    nearest first (ties: the kernel named first, then the faster). Without a kernel, every
+    kernel's entries."""
     entries = entries_for(dev)
-    found = [(round(distance(e["shape"], (m, n, k)), 6), -e["gflops"], key, e)
-             for key in ([kernel] if kernel is not None else list(entries))
-             for e in entries.get(key, {}).values()]
-    found.sort(key=lambda f: f[:2])
-    return [(key, e) for d, _, key, e in found if d <= found[0][0] + within]
+    keys = [kernel] if isinstance(kernel, str) else list(kernel or entries)
+    rank = {key: (i if kernel is not None else 0) for i, key in enumerate(keys)}
+    found = [(round(distance(e["shape"], (m, n, k)), 6), rank[key], -e["gflops"], key, e)
+             for key in keys for e in entries.get(key, {}).values()]
+    found.sort(key=lambda f: f[:3])
+    return [(key, e) for d, _, _, key, e in found if d <= found[0][0] + within]
 
 
 def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[str, dict] | None:

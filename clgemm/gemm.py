@@ -77,16 +77,21 @@ _chosen: dict[tuple, tuple[str, dict] | None] = {}
 
 def _choose(queue: cl.CommandQueue, kernel: str | None,
             shape: tuple[int, int, int]) -> tuple[str, dict] | None:
-    near = [ke for ke in db.near(queue.device, kernel, *shape, within=NEAR_WITHIN)
-            if _fits(queue.device, *ke)]
+    # a kernel's own entries, and on a tie of distance or where it has none as near, those
+    # of the kernels whose parameters mean the same (6 is 5 with another epilogue)
+    keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
+    near = [ke for ke in db.near(queue.device, keys, *shape, within=math.inf)
+            if _fits(queue.device, kernel or ke[0], *ke)]
     if not near:
         return None
+    nearest = db.distance(near[0][1]["shape"], shape)
+    near = [ke for ke in near if db.distance(ke[1]["shape"], shape) <= nearest + NEAR_WITHIN + 1e-6]
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
         return near[0]
 
     def predicted(key_entry) -> float:
         key, e = key_entry
-        plan = GemmPlan(queue, key, e["params"])
+        plan = GemmPlan(queue, kernel or key, e["params"])
         plan.tuned_split = _entry_split(e)
         ms = timing.gflops(*e["shape"], 1.0) / e["gflops"]      # its measured time
         return ms * plan.wave_steps(*shape, e["resident"]) / plan.wave_steps(*e["shape"], e["resident"])
@@ -102,11 +107,13 @@ def _entry_split(entry: Mapping) -> tuple[tuple[int, int, int], int] | None:
     return (entry["shape"], entry["splits"]) if "splits" in entry else None
 
 
-def _fits(dev: cl.Device, key: str, entry: dict) -> bool:
-    """Whether a database entry's parameters can launch on this device: a hand-edited or
-    foreign entry beyond its limits is passed over, with a warning, not tried."""
-    bad = kernels.get(key).violations(entry["params"], dev)
-    if bad:
+def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
+    """Whether a database entry's parameters (tuned for kernel `key`) can launch `kernel`
+    on this device: a hand-edited or foreign entry beyond its limits is passed over, with
+    a warning, not tried; a sibling kernel's entry that breaks this kernel's own
+    constraints, silently."""
+    bad = kernels.get(kernel).violations(entry["params"], dev)
+    if bad and key == kernel:
         warnings.warn(f"tuning database entry of kernel {key} at {db.shape_key(*entry['shape'])} "
                       f"skipped: {'; '.join(bad)}", db.DataWarning, stacklevel=2)
     return not bad
@@ -151,17 +158,18 @@ class GemmPlan:
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
         self.tuned_at: str | None = None     # the shape whose tuned entry gave the parameters
+        self.tuned_kernel: str | None = None  # and the kernel it was tuned for (`siblings`)
         # (shape, slices of k) the tuner measured best for these parameters (`splits`)
         self.tuned_split: tuple[tuple[int, int, int], int] | None = None
-        if tuned is not None and tuned[0] == self.kernel.key:
+        if tuned is not None and (tuned[0] == self.kernel.key or tuned[0] in self.kernel.siblings):
             base, self.source = tuned[1]["params"], "tuned"
-            self.tuned_at = db.shape_key(*tuned[1]["shape"])
+            self.tuned_at, self.tuned_kernel = db.shape_key(*tuned[1]["shape"]), tuned[0]
             self.tuned_split = _entry_split(tuned[1])
         else:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
         if params and set(params) >= set(self.params):   # nothing of the base is left
-            self.source, self.tuned_at = "given", None
+            self.source, self.tuned_at, self.tuned_kernel = "given", None, None
         elif params:
             self.source += "+given"
         if self.source != "tuned":           # measured for the entry's parameters only

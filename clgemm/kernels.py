@@ -79,6 +79,13 @@ class Kernel:
     def defaults(self) -> Params:
         return {p.name: p.default for p in self.params}
 
+    @property
+    def siblings(self) -> list[str]:
+        """The kernels whose parameters mean the same as this one's (`same_params_as`, either
+        way round): each starts from the others' tuned entries where it has none of its own."""
+        return [k.key for k in GEMM.values() if k.key != self.key
+                and (k.same_params_as == self.key or k.key == self.same_params_as)]
+
     def defaults_for(self, device=None) -> Params:
         """The registry defaults for this kind of device (GPU unless it is a CPU)."""
         out = self.defaults

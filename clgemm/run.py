@@ -78,7 +78,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         result["verified"] = result["verified"] and result["stable"]
     result.update(
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
-        params_source=plan.source, tuned_at=plan.tuned_at,
+        params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
         padded=prep.padded, splits=prep.splits,

@@ -444,10 +444,8 @@ def _winners(dev, kern: kernels.Kernel, shape: tuple[int, int, int]) -> list[dic
     kernel 6 is kernel 5 with another epilogue), nearest first; then the registry
     defaults."""
     db_entries = db.entries_for(dev)
-    siblings = [k.key for k in kernels.GEMM.values()
-                if k.same_params_as == kern.key or k.key == kern.same_params_as]
     out: list[dict] = []
-    for keys in ([kern.key], siblings):
+    for keys in ([kern.key], kern.siblings):
         entries = [e for key in keys for e in db_entries.get(key, {}).values()]
         for e in sorted(entries, key=lambda e: db.distance(e["shape"], shape)):
             if e["params"] not in out:

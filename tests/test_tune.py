@@ -685,3 +685,42 @@ def test_bad_split_counts_in_the_database_are_ignored(queue, bad):
     assert "splits" not in entry and entry["params"] == p     # the entry itself still counts
     plan = GemmPlan(queue, "5", shape=SKINNY)
     assert plan.source == "tuned" and plan.splits(*SKINNY) == GemmPlan(queue, "5", p).splits(*SKINNY)
+
+
+def test_kernel_6_takes_kernel_5s_entries_where_they_are_nearer(queue, tmp_path, monkeypatch):
+    """Kernel 6 is kernel 5 with another epilogue: where kernel 5 was tuned nearer than
+    kernel 6, its entry (and split count) is the better guess; on a tie of distance the
+    kernel's own entry stays; an entry that breaks kernel 6's own constraints is passed
+    over without a warning (it is no fault of the database)."""
+    dev = queue.device
+    own6 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    of5 = dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=2, WIDTH=2, PAD=1)
+    bad6 = dict(TSM=32, TSN=32, TSK=8, WPTM=2, WPTN=4, WIDTH=1, PAD=0)   # 4/WIDTH ∤ WPTM
+    assert kernels.get("6").violations(bad6) and not kernels.get("5").violations(bad6)
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "6": {"64x64x64": {"params": own6, "gflops": 1.0}},
+        "5": {"1x64x512": {"params": of5, "gflops": 9.0, "splits": 4},
+              "64x64x64": {"params": of5, "gflops": 9.0},
+              "512x512x512": {"params": bad6, "gflops": 9.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    plan = GemmPlan(queue, "6", shape=SKINNY)
+    assert (plan.params, plan.source, plan.tuned_kernel, plan.tuned_at) == (of5, "tuned", "5", "1x64x512")
+    assert plan.splits(*SKINNY) == 4
+    plan = GemmPlan(queue, "6", shape=(64, 64, 64))
+    assert (plan.params, plan.tuned_kernel) == (own6, "6")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = GemmPlan(queue, "6", shape=(512, 512, 512))
+    assert plan.params == own6                    # the nearest one it can launch
+    assert GemmPlan(queue, "5", shape=(512, 512, 512)).params == bad6
+    # kernel 5 takes kernel 6's entry the same way, and kernel 4 no one's
+    db.record_best(dev, "6", 7, 9, 11, own6, 1.0)
+    assert GemmPlan(queue, "5", shape=(7, 9, 11)).tuned_kernel == "6"
+    assert GemmPlan(queue, "4", shape=SKINNY).source == "defaults"
+    r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512"])
+    assert r.exit_code == 0, r.output
+    assert "tuned for kernel 5 on this device at 1x64x512" in r.output
+    r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512", "--json"])
+    out = json.loads(r.output)
+    assert (out["tuned_kernel"], out["params"], out["splits"], out["verified"]) == ("5", of5, 4, True)
