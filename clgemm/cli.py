@@ -268,9 +268,11 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                   + " ".join(f"{a}={v}" for a, v in b["params"].items())
                   + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
         if c["split_stage"]:
-            out.print("split-K stage (the winner with each count of k slices, interleaved): " + ", ".join(
-                f"{r['splits']}: " + (f"{r['gflops']:.0f} GFLOPS" if r["status"] == "ok" else r["status"])
-                for r in c["split_stage"]))
+            out.print("split-K stage (each finalist with each count of k slices, interleaved), GFLOPS:")
+            for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
+                out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
+                    f"{r['splits']}: " + (f"{r['gflops']:.0f}" if r["status"] == "ok" else r["status"])
+                    for r in c["split_stage"] if r["params"] == p))
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
 
 

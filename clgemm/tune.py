@@ -36,11 +36,11 @@ from .build import BuildError
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 STRATEGIES = ("grid", "random", "tpe")
 CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
-# the split stage times the winner with slices of k up to this many work-groups per compute
-# unit (and at most SPLIT_STAGE_MAX slices)
+# the split stage times each finalist with slices of k up to this many work-groups per
+# compute unit (and at most SPLIT_STAGE_MAX slices)...
 SPLIT_STAGE_FILL = 16
 SPLIT_STAGE_MAX = 64
-# ...and takes the fewest slices within this factor of the fastest count: a tie won by more
+# ...and takes the fewest slices within this factor of the fastest pair: a tie won by more
 # slices carries badly to shapes near it (H200, session 11: 4 slices tied with 1 at 1152^3,
 # and lost 18% at 1200^3, whose build has bounds checks)
 SPLIT_MARGIN = 1.02
@@ -609,14 +609,18 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             winner = max(finalists, key=lambda f: f["gflops"])
         elif best is not None:
             winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
-        stage = _split_stage(slots, results, winner["params"], timeout, (m, n, k)) \
-            if winner is not None and kern.split_k else []
+        # the search ran every configuration with gemm()'s own split count: the finalists
+        # (or the winner alone) now run with each count that could pay
+        stage = []
+        if winner is not None and kern.split_k:
+            for p in [f["params"] for f in finalists] or [winner["params"]]:
+                stage += _split_stage(slots, results, p, timeout, (m, n, k))
         timed = [r for r in stage if r["status"] == "ok"]
-        if len(timed) >= 2:                    # its own interleaved timings decide
+        if len(timed) >= 2:                    # the stage's own interleaved timings decide
             fastest = max(r["gflops"] for r in timed)
             top = min((r for r in timed if r["gflops"] >= fastest / SPLIT_MARGIN),
-                      key=lambda r: r["splits"])
-            winner = {"params": winner["params"], "splits": top["splits"],
+                      key=lambda r: (r["splits"], -r["gflops"]))
+            winner = {"params": top["params"], "splits": top["splits"],
                       **{f: top[f] for f in ("gflops", "ms_median", "ms_min", "ms_max")}}
     finally:
         for slot in slots:
@@ -697,13 +701,14 @@ def _remeasure(slots, results, records, timeout, shape) -> list[dict]:
 
 
 def _split_stage(slots, results, params: dict, timeout, shape) -> list[dict]:
-    """The winner with each slice count of k that could pay (Evaluator.split_counts),
+    """A configuration with each slice count of k that could pay (Evaluator.split_counts),
     checked and timed interleaved: the tuner measures the split-K count where gemm()'s
     rule would guess it. [] where there is one count only."""
     payload = _ask(slots, results, ("splits", -2, params), timeout * (2 + SPLIT_STAGE_MAX.bit_length()))
     if payload is None or not payload["records"]:
         return []
-    return [_timed(shape, r.pop("ms"), **r) if r["status"] == "ok" else r for r in payload["records"]]
+    return [_timed(shape, r.pop("ms"), params=params, **r) if r["status"] == "ok" else {"params": params, **r}
+            for r in payload["records"]]
 
 
 def _timed(shape, ms: list[float], **fields) -> dict:

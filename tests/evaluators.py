@@ -68,11 +68,20 @@ class SlowSynthetic(Synthetic):
 
 
 class PlantedSplits(Evaluator):
-    """Kernel 5 compiled and checked for real, with planted timings: a launch's time depends
-    only on its slices of k, fastest at 8 and within 2% of that at 4."""
-    ms = {1: 10.0, 2: 5.0, 4: 4.0, 8: 3.95, 16: 6.0}
+    """Kernel 5 compiled and checked for real, with planted timings by WIDTH and slices of
+    k: with WIDTH 4, fastest at 8 slices and within 2% of that at 4; with WIDTH 1, slower
+    unsplit (so it loses the search) but fastest of all at 4 slices."""
+    ms = {4: {1: 10.0, 2: 5.0, 4: 4.0, 8: 3.95, 16: 6.0},
+          1: {1: 12.0, 2: 4.0, 4: 3.0, 8: 3.5, 16: 5.0}}
+    widths = (4,)             # the configurations whose timings are planted
 
     def time(self, plan, repeat=None, cutoff_ms=None):
         super().time(plan, repeat=1)        # the launch runs: its output is checked
         launched, _ = self.layout(plan)
-        return timing.Timing((self.ms.get(plan.splits(*launched), 20.0),) * (repeat or self.repeat))
+        width = plan.params["WIDTH"] if plan.params["WIDTH"] in self.widths else 0
+        ms = self.ms.get(width, {}).get(plan.splits(*launched), 20.0)
+        return timing.Timing((ms,) * (repeat or self.repeat))
+
+
+class PlantedSplitsTwo(PlantedSplits):
+    widths = (4, 1)

@@ -724,3 +724,20 @@ def test_kernel_6_takes_kernel_5s_entries_where_they_are_nearer(queue, tmp_path,
     r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512", "--json"])
     out = json.loads(r.output)
     assert (out["tuned_kernel"], out["params"], out["splits"], out["verified"]) == ("5", of5, 4, True)
+
+
+def test_split_stage_runs_over_the_finalists(queue):
+    """Planted timings: B loses the search (slower with gemm()'s own count, unsplit here)
+    but is the fastest of all at 4 slices: the stage over the finalists finds it."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)     # TPE proposes a, then b
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:PlantedSplitsTwo")
+    assert [f["params"] for f in res.finalists] == [a, b]          # a won the search
+    assert {json.dumps(r["params"]) for r in res.split_stage} == {json.dumps(a), json.dumps(b)}
+    assert all(r["status"] == "ok" for r in res.split_stage)
+    assert (res.best["params"], res.best["splits"], res.best["ms_median"]) == (b, 4, 3.0)
+    r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--m", "1", "--n", "64", "--k", "512",
+                                  "--budget", "2"])
+    assert r.exit_code == 0 and "split-K stage" in r.output, r.output
