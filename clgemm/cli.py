@@ -125,7 +125,8 @@ def _split_k(ctx, param, value: str) -> int | str:
                    "6); auto does so for large shapes where it adds at most 15% work")
 @click.option("--split-k", default="auto", show_default=True, callback=_split_k, metavar="auto|S",
               help="cut k into S slices computed apart and summed by a second kernel (kernels 5 "
-                   "and 6); auto splits only when C has too few tiles to fill the device")
+                   "and 6); auto takes the count the tuner measured for the entry in use, else "
+                   "splits only when C has too few tiles to fill the device")
 @click.option("--no-check", is_flag=True, help="skip verification against float64")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a, trans_b,
@@ -271,7 +272,9 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
             out.print("split-K stage (each finalist with each count of k slices, interleaved), GFLOPS:")
             for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
                 out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
-                    f"{r['splits']}: " + (f"{r['gflops']:.0f}" if r["status"] == "ok" else r["status"])
+                    (f"{r['splits']}: " if "splits" in r else "stage ")
+                    + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
+                    + (f" ({r['error'][-200:]})" if "splits" not in r else "")
                     for r in c["split_stage"] if r["params"] == p))
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
 

@@ -22,6 +22,7 @@ import pyopencl as cl
 from . import kernels
 
 SCHEMA = 1
+MAX_SPLITS = 64   # the most slices of k the tuner's split stage times (an entry's "splits")
 STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
 
 
@@ -283,11 +284,12 @@ def _load(path: Path) -> dict:
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
                                               "shape": dims}
             splits = entry.get("splits")
-            if _count(splits):
+            if _count(splits) and splits <= MAX_SPLITS:
                 out[key][shape]["splits"] = splits
             elif splits is not None:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: splits {splits!r} "
-                              f"ignored (want an integer >= 1)", DataWarning, stacklevel=3)
+                              f"ignored (want an integer from 1 to {MAX_SPLITS})", DataWarning,
+                              stacklevel=3)
             resident = entry.get("resident")
             if _valid_residents(resident):
                 out[key][shape]["resident"] = dict(resident)

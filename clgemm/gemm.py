@@ -161,7 +161,7 @@ class GemmPlan:
         self.tuned_kernel: str | None = None  # and the kernel it was tuned for (`siblings`)
         # (shape, slices of k) the tuner measured best for these parameters (`splits`)
         self.tuned_split: tuple[tuple[int, int, int], int] | None = None
-        if tuned is not None and (tuned[0] == self.kernel.key or tuned[0] in self.kernel.siblings):
+        if tuned is not None:               # this kernel's entry, or a sibling's (`_choose`)
             base, self.source = tuned[1]["params"], "tuned"
             self.tuned_at, self.tuned_kernel = db.shape_key(*tuned[1]["shape"]), tuned[0]
             self.tuned_split = _entry_split(tuned[1])
@@ -172,7 +172,7 @@ class GemmPlan:
             self.source, self.tuned_at, self.tuned_kernel = "given", None, None
         elif params:
             self.source += "+given"
-        if self.source != "tuned":           # measured for the entry's parameters only
+        if self.params != base:              # measured for the entry's parameters only
             self.tuned_split = None
         self.kernel.check(self.params, queue.device)
         if transposed_by == "kernel" and not self.kernel.layouts:
@@ -219,27 +219,43 @@ class GemmPlan:
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
         """How many slices of k a launch at (m, n, k) computes apart (1: no split-K), for
         the plan's `split_k` or the count `asked` instead. Auto, for parameters whose tune
-        measured split-K counts (`tuned_split`): the total of work-groups that won there.
-        Otherwise: when C has too few tiles to give every compute unit SPLIT_FILL
-        work-groups, double the slices until it does, keeping slices SPLIT_MIN_K deep. The
-        count is then trimmed so that every slice holds at least one tile of k."""
+        measured split-K counts (`tuned_split`): that count at the tuned shape; elsewhere the
+        power of two nearest to the same total of work-groups, with slices no thinner than
+        the tuned ones or SPLIT_MIN_K, whichever is less. Otherwise: when C has too few
+        tiles to give every compute unit SPLIT_FILL work-groups, double the slices until it
+        does, keeping slices SPLIT_MIN_K deep. Auto halves a count whose partial sums would
+        not fit in one buffer. The count is then trimmed so that every slice holds at least
+        one tile of k."""
         if not self.kernel.split_k:
             return 1
         groups, depth = self.tiles(m, n, k)
         s = self.split_k if asked is None else asked
-        if s == "auto" and self.tuned_split is not None:
-            # as many work-groups in all as the tuner's best launch had: the same slices at
-            # the tuned shape, the nearest power of two of them elsewhere
+        if s == "auto":
+            s = self._auto_splits(m, n, k, groups)
+        per = -(-depth // min(s, depth))
+        return -(-depth // per)
+
+    def _auto_splits(self, m: int, n: int, k: int, groups: int) -> int:
+        if self.tuned_split is not None:
             shape, tuned = self.tuned_split
-            fill = self.tiles(*self.launched(*shape))[0] * tuned
-            s = 2 ** max(0, round(math.log2(fill / groups)))
-        elif s == "auto":
+            at = self.launched(*shape)
+            if (m, n, k) in (tuple(shape), at):
+                s = tuned
+            else:
+                fill = self.tiles(*at)[0] * tuned
+                s = 2 ** max(0, round(math.log2(fill / groups)))
+                thinnest = min(SPLIT_MIN_K, at[2] // tuned)
+                while s > 1 and k // s < thinnest:
+                    s //= 2
+        else:
             want = SPLIT_FILL * self.queue.device.max_compute_units
             s = 1
             while groups * s < want and 2 * s * SPLIT_MIN_K <= k:
                 s *= 2
-        per = -(-depth // min(s, depth))
-        return -(-depth // per)
+        limit = min(operands.MAX_ELEMENTS, self.queue.device.max_mem_alloc_size // 4)
+        while s > 1 and s * m * rounded(n, self.align) > limit:
+            s //= 2
+        return s
 
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         """Whether a launch at (m, n, k) reads a row-major A after a device transpose to
@@ -369,7 +385,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     (the default) for the left one only, which measured fastest; "auto" also lays a
     row-major A out K-major on the device for large products (GemmPlan.kmajor_a). `split_k`
     (kernels 5 and 6) cuts k into that many slices computed apart and then summed; "auto"
-    does so only when C has too few tiles to fill the device (GemmPlan.splits).
+    takes the count the tuner measured for the entry in use, else splits only when C has
+    too few tiles to fill the device (GemmPlan.splits).
     The queue must be in-order. Work still pending on Array operands (their .events, from
     another queue say) is waited for on the device, and an Array result carries an event
     for its own completion, as pyopencl's Array operations expect.

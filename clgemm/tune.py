@@ -6,7 +6,8 @@ A worker that crashes (a driver fault kills the whole process) or hangs is repla
 its configuration recorded as `crashed` or `timeout`; the sweep goes on. A worker that
 cannot set itself up (its inputs do not fit, say) stops the tune instead. Every finished
 evaluation is appended to a JSON Lines log at once, so a rerun resumes where a killed one
-stopped. At the end the best five are re-measured interleaved and the winner goes into
+stopped. At the end the best five are re-measured interleaved, kernels with split-K time
+each of them with several slice counts of k (the split stage), and the winner goes into
 the tuning database that gemm() and `clgemm run` read.
 """
 
@@ -39,7 +40,7 @@ CUTOFF = 3.0   # a first timed run this many times the best median so far ends t
 # the split stage times each finalist with slices of k up to this many work-groups per
 # compute unit (and at most SPLIT_STAGE_MAX slices)...
 SPLIT_STAGE_FILL = 16
-SPLIT_STAGE_MAX = 64
+SPLIT_STAGE_MAX = db.MAX_SPLITS
 # ...and takes the fewest slices within this factor of the fastest pair: a tie won by more
 # slices carries badly to shapes near it (H200, session 11: 4 slices tied with 1 at 1152^3,
 # and lost 18% at 1200^3, whose build has bounds checks)
@@ -107,7 +108,7 @@ class Evaluator:
         interleaved rounds."""
         counts = self.split_counts(params)
         if len(counts) < 2:
-            return {"counts": counts, "records": []}
+            return {"records": []}
         plans, records = [], []
         for s in counts:
             plan = self.compile(params, split_k=s)
@@ -119,7 +120,7 @@ class Evaluator:
         ms = self.interleaved([p for _, p in plans])
         for (i, _), times in zip(plans, ms):
             records[i]["ms"] = times
-        return {"counts": counts, "records": records}
+        return {"records": records}
 
     def interleaved(self, plans: list, rounds: int = 5) -> list[list[float]]:
         """Timings of each plan over `rounds` rounds that take them in turn: near-ties
@@ -226,7 +227,7 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
         if task is None:
             return
         kind, idx, payload = task
-        if kind in ("remeasure", "splits"):   # the finalists again; the winner's split-K
+        if kind in ("remeasure", "splits"):   # the finalists again; a finalist's split-K
             if tasks.get() is None:       # wait for the token; None: the tune is over
                 return
             try:
@@ -611,17 +612,22 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
         # the search ran every configuration with gemm()'s own split count: the finalists
         # (or the winner alone) now run with each count that could pay
-        stage = []
+        stage: list[dict] = []
+        pairs: list[dict] = []
         if winner is not None and kern.split_k:
-            for p in [f["params"] for f in finalists] or [winner["params"]]:
-                stage += _split_stage(slots, results, p, timeout, (m, n, k))
-        timed = [r for r in stage if r["status"] == "ok"]
-        if len(timed) >= 2:                    # the stage's own interleaved timings decide
-            fastest = max(r["gflops"] for r in timed)
-            top = min((r for r in timed if r["gflops"] >= fastest / SPLIT_MARGIN),
-                      key=lambda r: (r["splits"], -r["gflops"]))
-            winner = {"params": top["params"], "splits": top["splits"],
-                      **{f: top[f] for f in ("gflops", "ms_median", "ms_min", "ms_max")}}
+            for i, f in enumerate(finalists or [winner]):
+                got = [] if any(r["status"] == "timeout" for r in stage) else \
+                    _split_stage(slots, results, f["params"], timeout, (m, n, k), idx=-2 - i)
+                stage += got
+                # a finalist with one count only, or whose stage failed, competes with its
+                # re-measured time at gemm()'s own count
+                pairs += [r for r in got if r["status"] == "ok"] or [f]
+        if any("splits" in p for p in pairs):
+            fastest = max(p["gflops"] for p in pairs)
+            top = min((p for p in pairs if p["gflops"] >= fastest / SPLIT_MARGIN),
+                      key=lambda p: (p.get("splits", 1), -p["gflops"]))
+            winner = {f: top[f] for f in ("params", "splits", "gflops", "ms_median", "ms_min", "ms_max")
+                      if f in top}
     finally:
         for slot in slots:
             if slot.proc.is_alive():
@@ -668,7 +674,9 @@ def _residents(dev, kern: kernels.Kernel, params: dict) -> dict | None:
 
 def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
     """Run one of the workers' whole-device tasks ("remeasure", "splits") in a live worker
-    and wait for its answer; None if no worker is alive, it died, or time ran out."""
+    and wait for its answer, which names the task's own index (a late answer to an earlier
+    task is dropped); {"error": ...} if it raised, None if no worker is alive, it died, or
+    time ran out."""
     slot = next((s for s in slots if s.proc.is_alive()), None)
     if slot is None:
         return None
@@ -683,7 +691,7 @@ def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
                 return None
             continue
         if kind == "done" and idx == task[1]:
-            return None if "error" in payload else payload
+            return payload
     return None
 
 
@@ -694,19 +702,22 @@ def _remeasure(slots, results, records, timeout, shape) -> list[dict]:
         return []
     params = [r["params"] for r in ok]
     payload = _ask(slots, results, ("remeasure", -1, params), timeout * len(params))
-    if payload is None:
+    if payload is None or "error" in payload:
         return []
     out = [_timed(shape, ms, params=p) for p, ms in zip(params, payload["ms"])]
     return sorted(out, key=lambda f: -f["gflops"])
 
 
-def _split_stage(slots, results, params: dict, timeout, shape) -> list[dict]:
+def _split_stage(slots, results, params: dict, timeout, shape, idx: int) -> list[dict]:
     """A configuration with each slice count of k that could pay (Evaluator.split_counts),
     checked and timed interleaved: the tuner measures the split-K count where gemm()'s
-    rule would guess it. [] where there is one count only."""
-    payload = _ask(slots, results, ("splits", -2, params), timeout * (2 + SPLIT_STAGE_MAX.bit_length()))
-    if payload is None or not payload["records"]:
-        return []
+    rule would guess it. [] where there is one count only; one record of status "failed"
+    where the stage raised, "timeout" where it did not answer in time or lost its worker."""
+    payload = _ask(slots, results, ("splits", idx, params), timeout * (2 + SPLIT_STAGE_MAX.bit_length()))
+    if payload is None:
+        return [{"params": params, "status": "timeout", "error": "no answer (timed out, or the worker died)"}]
+    if "error" in payload:
+        return [{"params": params, "status": "failed", "error": payload["error"]}]
     return [_timed(shape, r.pop("ms"), params=params, **r) if r["status"] == "ok" else {"params": params, **r}
             for r in payload["records"]]
 

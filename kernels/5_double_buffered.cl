@@ -20,8 +20,9 @@
 // it lies and transposes B by default (transposed_by="auto"). At 8192^3 it even pays to
 // transpose a row-major A to K-major first: 51.0 against 50.2 TFLOPS, transpose included;
 // at 4096^3 and below it does not (+0.3% to -7%, session 4), so gemm() does it only there.
-// Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter): a
-// launch with get_num_groups(2) = S cuts the k loop into S slices of whole tiles. Group z
+// Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter; the
+// tuner's split stage measures S): a launch with get_num_groups(2) = S cuts the k loop into
+// S slices of whole tiles. Group z
 // of dimension 2 writes its slice's partial product to slice z of C, which is then a
 // workspace of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into
 // the real C. It gives shapes with few tiles of C but a long k enough work-groups to fill

@@ -49,7 +49,7 @@ class Synthetic(Evaluator):
         return dict(params)
 
     def split_stage(self, params):
-        return {"counts": [1], "records": []}
+        return {"records": []}
 
     def measure(self, params, cutoff_ms=None):
         time.sleep(self.delay)
@@ -85,3 +85,15 @@ class PlantedSplits(Evaluator):
 
 class PlantedSplitsTwo(PlantedSplits):
     widths = (4, 1)
+
+
+class SmallTilesWin(Evaluator):
+    """Checked for real; planted times: tiles of at most 16 x 16 take 1 ms whatever the
+    slices of k, larger ones 10/S ms with S slices."""
+
+    def time(self, plan, repeat=None, cutoff_ms=None):
+        super().time(plan, repeat=1)
+        launched, _ = self.layout(plan)
+        small = plan.params["TSM"] * plan.params["TSN"] <= 16 * 16
+        ms = 1.0 if small else 10.0 / plan.splits(*launched)
+        return timing.Timing((ms,) * (repeat or self.repeat))

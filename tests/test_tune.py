@@ -669,14 +669,18 @@ def test_tuned_split_applies_to_the_tuned_parameters_only(queue):
     rule = GemmPlan(queue, "5", p).splits(*SKINNY)
     assert rule != 16
     assert GemmPlan(queue, "5", shape=SKINNY).splits(*SKINNY) == 16
-    assert GemmPlan(queue, "5", p, shape=SKINNY).splits(*SKINNY) == rule             # given
+    other = SMALL["5"][1]
+    assert GemmPlan(queue, "5", other, shape=SKINNY).splits(*SKINNY) == GemmPlan(queue, "5", other).splits(*SKINNY)
     assert GemmPlan(queue, "5", {"PAD": 1}, shape=SKINNY).splits(*SKINNY) == rule    # tuned+given
+    # parameters given as the entry has them are still the ones it measured
+    assert GemmPlan(queue, "5", {"PAD": p["PAD"]}, shape=SKINNY).splits(*SKINNY) == 16
+    assert GemmPlan(queue, "5", p, shape=SKINNY).splits(*SKINNY) == 16
     assert GemmPlan(queue, "5", shape=SKINNY, split_k=2).splits(*SKINNY) == 2
     # far more tiles than where it was tuned: 2 x 16 groups spread over 64 x 2 tiles -> 1
     assert GemmPlan(queue, "5", shape=(2048, 64, 512)).splits(2048, 64, 512) == 1
 
 
-@pytest.mark.parametrize("bad", [0, -2, 2.5, True, "4", [4]])
+@pytest.mark.parametrize("bad", [0, -2, 2.5, True, "4", [4], 65, 10**400])
 def test_bad_split_counts_in_the_database_are_ignored(queue, bad):
     p = SMALL["5"][0]
     db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": bad})
@@ -741,3 +745,74 @@ def test_split_stage_runs_over_the_finalists(queue):
     r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--m", "1", "--n", "64", "--k", "512",
                                   "--budget", "2"])
     assert r.exit_code == 0 and "split-K stage" in r.output, r.output
+
+
+def test_tuned_count_is_launched_as_it_is_at_the_tuned_shape(queue):
+    """The stage records trimmed counts (every slice holds a tile of k): 5 or 10 slices of
+    10 tile steps are launched as such there; elsewhere the nearest power of two."""
+    p = SMALL["5"][0]                          # TSK = 8: 10 tile steps at k = 80
+    for count in (5, 10):
+        db.record_best(queue.device, "5", 1, 64, 80, p, 1.0, {"splits": count})
+        assert GemmPlan(queue, "5", shape=(1, 64, 80)).splits(1, 64, 80) == count
+    # 1 x 128 x 80: twice the tiles of C, so 5 slices' worth of groups -> 10/2 -> 4 (2^2)
+    db.record_best(queue.device, "5", 1, 64, 80, p, 1.0, {"splits": 10})
+    assert GemmPlan(queue, "5", shape=(1, 128, 80)).splits(1, 128, 80) == 4
+
+
+def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatch):
+    """Away from the tuned shape, slices are no thinner than the tuned ones or SPLIT_MIN_K,
+    whichever is less (an entry that found 1 slice best at 64 x 64 x 1024 must not split a
+    small cube near it), and a count whose partial sums would not fit one buffer halves."""
+    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
+    p = SMALL["5"][0]                          # 32 x 32 tiles
+    db.record_best(queue.device, "5", 64, 64, 1024, p, 1.0, {"splits": 1})   # 4 groups
+    # 32 x 32 x 256: one group; the same total would be 4 slices of 64, thinner than 512
+    assert GemmPlan(queue, "5", shape=(32, 32, 256)).splits(32, 32, 256) == 1
+    # 32 x 32 x 4096: 4 slices of 1024 are deep enough
+    assert GemmPlan(queue, "5", shape=(32, 32, 4096)).splits(32, 32, 4096) == 4
+    db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": 16})
+    plan = GemmPlan(queue, "5", shape=SKINNY)
+    assert plan.splits(*SKINNY) == 16
+    monkeypatch.setattr(gemm_mod.operands, "MAX_ELEMENTS", 4 * 64)   # 4 slices of 1 x 64
+    assert plan.splits(*SKINNY) == 4 and plan.splits(*SKINNY, asked=16) == 16
+
+
+def test_a_finalist_without_split_counts_still_competes(queue):
+    """Planted: 16 x 16 tiles (too many groups to split) take 1 ms; 32 x 32 tiles 10/S
+    ms with S slices (5 ms at their best). The stage times only the latter, and the former
+    wins with no split count recorded."""
+    from clgemm.tune import SPLIT_STAGE_FILL, Evaluator
+    cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
+    small = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=2, PAD=0)
+    big = SMALL["5"][0]
+    shape = (16, 16 * cap, 256)                # small: `cap` groups, so one count only
+    ev = Evaluator(queue, "5", *shape, repeat=2)
+    assert ev.split_counts(small) == [1] and len(ev.split_counts(big)) >= 2
+    db.record_best(queue.device, "5", 16, 16 * cap, 255, small, 1.0)
+    db.record_best(queue.device, "5", 16, 16 * cap, 257, big, 1.0)
+    res = tune("5", *shape, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:SmallTilesWin")
+    assert {r["params"]["TSM"] for r in res.split_stage} == {32}
+    assert res.best["params"] == small and "splits" not in res.best and res.best["ms_median"] == 1.0
+    entry = json.loads(Path(res.db).read_text())["entries"]["5"][db.shape_key(*shape)]
+    assert entry["params"] == small and "splits" not in entry
+
+
+def test_a_late_answer_is_not_taken_for_the_next_task():
+    """A worker's answer to an earlier whole-device task (one the tuner stopped waiting
+    for) names that task's index and is dropped."""
+    from clgemm.tune import _ask
+
+    class Inbox:
+        def __init__(self):
+            self.msgs = [("done", 0, -2, {"records": ["late, for finalist 1"]}),
+                         ("done", 0, -3, {"records": ["for finalist 2"]})]
+
+        def get(self, timeout):
+            if not self.msgs:
+                raise queue_mod.Empty
+            return self.msgs.pop(0)
+
+    slot = SimpleNamespace(proc=SimpleNamespace(is_alive=lambda: True), tasks=queue_mod.Queue())
+    assert _ask([slot], Inbox(), ("splits", -3, {}), 5.0) == {"records": ["for finalist 2"]}
+    assert _ask([slot], Inbox(), ("splits", -4, {}), 1.0) is None
