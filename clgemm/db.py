@@ -12,7 +12,7 @@ import stat
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -372,16 +372,20 @@ def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
 
 
 def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: int,
-         within: float = 0.0) -> list[tuple[str, dict]]:
+         within: float = 0.0,
+         usable: Callable[[str, dict], bool] | None = None) -> list[tuple[str, dict]]:
     """(kernel, entry) tuned at shapes within `within` of the nearest one's distance, the
     nearest first (ties: the kernel named first, then the faster). Without a kernel, every
-    kernel's entries."""
+    kernel's entries. With `usable`, entries it refuses are left out before the nearest is
+    found."""
     entries = entries_for(dev)
     keys = [kernel] if isinstance(kernel, str) else list(kernel or entries)
     rank = {key: (i if kernel is not None else 0) for i, key in enumerate(keys)}
     found = [(round(distance(e["shape"], (m, n, k)), 6), rank[key], -e["gflops"], key, e)
              for key in keys for e in entries.get(key, {}).values()]
     found.sort(key=lambda f: f[:3])
+    if usable is not None:
+        found = [f for f in found if usable(f[3], f[4])]
     return [(key, e) for d, _, _, key, e in found if d <= found[0][0] + within]
 
 

@@ -80,12 +80,10 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
     # a kernel's own entries, and on a tie of distance or where it has none as near, those
     # of the kernels whose parameters mean the same (6 is 5 with another epilogue)
     keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
-    near = [ke for ke in db.near(queue.device, keys, *shape, within=math.inf)
-            if _fits(queue.device, kernel or ke[0], *ke)]
+    near = db.near(queue.device, keys, *shape, within=NEAR_WITHIN,
+                   usable=lambda key, e: _fits(queue.device, kernel or key, key, e))
     if not near:
         return None
-    nearest = db.distance(near[0][1]["shape"], shape)
-    near = [ke for ke in near if db.distance(ke[1]["shape"], shape) <= nearest + NEAR_WITHIN + 1e-6]
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
         return near[0]
 

@@ -623,9 +623,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                 # re-measured time at gemm()'s own count
                 pairs += [r for r in got if r["status"] == "ok"] or [f]
         if any("splits" in p for p in pairs):
-            fastest = max(p["gflops"] for p in pairs)
-            top = min((p for p in pairs if p["gflops"] >= fastest / SPLIT_MARGIN),
-                      key=lambda p: (p.get("splits", 1), -p["gflops"]))
+            top = pick_split(pairs)
             winner = {f: top[f] for f in ("params", "splits", "gflops", "ms_median", "ms_min", "ms_max")
                       if f in top}
     finally:
@@ -649,6 +647,15 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             extra["resident"] = resident
         res.db = str(db.record_best(dev, kern.key, m, n, k, winner["params"], winner["gflops"], extra))
     return res
+
+
+def pick_split(pairs: list[dict]) -> dict:
+    """Of timed (configuration, slice count) pairs, those with "gflops" and, where the stage
+    ran, "splits" (none: gemm()'s own count, 1 or so), the one with the fewest slices
+    within SPLIT_MARGIN of the fastest; the faster on a tie."""
+    fastest = max(p["gflops"] for p in pairs)
+    return min((p for p in pairs if p["gflops"] >= fastest / SPLIT_MARGIN),
+               key=lambda p: (p.get("splits", 1), -p["gflops"]))
 
 
 def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from clgemm import db  # noqa: E402
-from clgemm.tune import SPLIT_MARGIN  # noqa: E402
+from clgemm.tune import SPLIT_MARGIN, pick_split  # noqa: E402
 
 
 def main() -> None:
@@ -36,8 +36,7 @@ def main() -> None:
         timed = [s for s in r["split_stage"] if s["status"] == "ok"]
         if len(timed) < 2:
             continue
-        fastest = max(s["gflops"] for s in timed)
-        top = min((s for s in timed if s["gflops"] >= fastest / SPLIT_MARGIN), key=lambda s: s["splits"])
+        top = pick_split(timed)
         entry = doc["entries"][r["kernel"]][db.shape_key(r["m"], r["n"], r["k"])]
         assert entry["params"] == r["best"]["params"], (entry, r["best"])
         print(f"kernel {r['kernel']} {db.shape_key(r['m'], r['n'], r['k'])}: {entry.get('splits')} -> "
