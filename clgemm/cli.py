@@ -269,10 +269,12 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                   + " ".join(f"{a}={v}" for a, v in b["params"].items())
                   + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
         if c["split_stage"]:
-            out.print("split-K stage (each finalist with each count of k slices, interleaved), GFLOPS:")
+            out.print("split-K stage (each finalist with each count of k slices, all in the same "
+                      "interleaved rounds), GFLOPS:")
             for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
                 out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
-                    (f"{r['splits']}: " if "splits" in r else "stage ")
+                    (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
+                     if "splits" in r else "stage ")
                     + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
                     + (f" ({r['error'][-200:]})" if "splits" not in r else "")
                     for r in c["split_stage"] if r["params"] == p))

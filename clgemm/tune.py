@@ -103,20 +103,24 @@ class Evaluator:
             out.append(s)
         return out
 
-    def split_stage(self, params: Mapping[str, int]) -> dict:
-        """Each of `split_counts` checked (`measure`), then the correct ones timed in
-        interleaved rounds."""
-        counts = self.split_counts(params)
-        if len(counts) < 2:
+    def split_stage(self, finalists: list[Mapping[str, int]]) -> dict:
+        """Each configuration with each of its `split_counts`, checked (`measure`), then all
+        the correct pairs timed in the same interleaved rounds, so that the margin compares
+        timings taken side by side. A configuration with one count is timed with the rest
+        (marked `only_count`); no records where none has two."""
+        counts = [self.split_counts(p) for p in finalists]
+        if all(len(c) < 2 for c in counts):
             return {"records": []}
         plans, records = [], []
-        for s in counts:
-            plan = self.compile(params, split_k=s)
-            rec = self.measure(plan)
-            rec.pop("ms", None)
-            records.append({"splits": s, **rec})
-            if rec["status"] == "ok":
-                plans.append((len(records) - 1, plan))
+        for params, cs in zip(finalists, counts):
+            for s in cs:
+                plan = self.compile(params, split_k=s)
+                rec = self.measure(plan)
+                rec.pop("ms", None)
+                records.append({"params": dict(params), "splits": s, **rec,
+                                **({"only_count": True} if len(cs) == 1 else {})})
+                if rec["status"] == "ok":
+                    plans.append((len(records) - 1, plan))
         ms = self.interleaved([p for _, p in plans])
         for (i, _), times in zip(plans, ms):
             records[i]["ms"] = times
@@ -611,21 +615,18 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         elif best is not None:
             winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
         # the search ran every configuration with gemm()'s own split count: the finalists
-        # (or the winner alone) now run with each count that could pay
+        # (or the winner alone) now run with each count that could pay, all in one stage
         stage: list[dict] = []
-        pairs: list[dict] = []
         if winner is not None and kern.split_k:
-            for i, f in enumerate(finalists or [winner]):
-                got = [] if any(r["status"] == "timeout" for r in stage) else \
-                    _split_stage(slots, results, f["params"], timeout, (m, n, k), idx=-2 - i)
-                stage += got
-                # a finalist with one count only, or whose stage failed, competes with its
-                # re-measured time at gemm()'s own count
-                pairs += [r for r in got if r["status"] == "ok"] or [f]
-        if any("splits" in p for p in pairs):
-            top = pick_split(pairs)
-            winner = {f: top[f] for f in ("params", "splits", "gflops", "ms_median", "ms_min", "ms_max")
-                      if f in top}
+            group = finalists or [winner]
+            stage = _split_stage(slots, results, [f["params"] for f in group], timeout, (m, n, k))
+            ok = [r for r in stage if r["status"] == "ok"]
+            if ok:    # a finalist the stage did not time competes with its re-measured time
+                timed = [r["params"] for r in ok]
+                top = pick_split(ok + [f for f in group if f["params"] not in timed])
+                keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
+                    (() if top.get("only_count") else ("splits",))
+                winner = {f: top[f] for f in keep if f in top}
     finally:
         for slot in slots:
             if slot.proc.is_alive():
@@ -715,18 +716,20 @@ def _remeasure(slots, results, records, timeout, shape) -> list[dict]:
     return sorted(out, key=lambda f: -f["gflops"])
 
 
-def _split_stage(slots, results, params: dict, timeout, shape, idx: int) -> list[dict]:
-    """A configuration with each slice count of k that could pay (Evaluator.split_counts),
+def _split_stage(slots, results, finalists: list[dict], timeout, shape) -> list[dict]:
+    """The configurations with each slice count of k that could pay (Evaluator.split_counts),
     checked and timed interleaved: the tuner measures the split-K count where gemm()'s
-    rule would guess it. [] where there is one count only; one record of status "failed"
-    where the stage raised, "timeout" where it did not answer in time or lost its worker."""
-    payload = _ask(slots, results, ("splits", idx, params), timeout * (2 + SPLIT_STAGE_MAX.bit_length()))
+    rule would guess it. [] where each has one count only; a record of status "failed" per
+    configuration where the stage raised, "timeout" where it did not answer in time or lost
+    its worker."""
+    deadline = timeout * (2 + SPLIT_STAGE_MAX.bit_length()) * len(finalists)
+    payload = _ask(slots, results, ("splits", -2, finalists), deadline)
     if payload is None:
-        return [{"params": params, "status": "timeout", "error": "no answer (timed out, or the worker died)"}]
+        return [{"params": p, "status": "timeout", "error": "no answer (timed out, or the worker died)"}
+                for p in finalists]
     if "error" in payload:
-        return [{"params": params, "status": "failed", "error": payload["error"]}]
-    return [_timed(shape, r.pop("ms"), params=params, **r) if r["status"] == "ok" else {"params": params, **r}
-            for r in payload["records"]]
+        return [{"params": p, "status": "failed", "error": payload["error"]} for p in finalists]
+    return [_timed(shape, r.pop("ms"), **r) if r["status"] == "ok" else r for r in payload["records"]]
 
 
 def _timed(shape, ms: list[float], **fields) -> dict:

@@ -1,6 +1,7 @@
 """The tuner: every failure recorded and survived, nothing lost on kill -9, logs and the
 database validated on load, strategies, and gemm() picking up the tuned parameters."""
 
+import functools
 import json
 import multiprocessing
 import os
@@ -18,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import clgemm
-from clgemm import db, device, kernels, verify
+from clgemm import db, device, kernels, timing, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tune import tune
@@ -625,10 +626,11 @@ def test_split_stage_checks_every_count_it_times(queue):
     auto = GemmPlan(queue, "5", p).splits(*SKINNY)
     want = sorted({1, auto} | {s for s in (2, 4, 8, 16, 32, 64) if 2 * s <= cap})
     assert ev.split_counts(p) == want and len(want) >= 3
-    stage = ev.split_stage(p)
+    stage = ev.split_stage([p])
     assert [r["splits"] for r in stage["records"]] == want
     for r in stage["records"]:
         assert r["status"] == "ok" and r["rel_error"] <= verify.tolerance(SKINNY[2]), r
+        assert r["params"] == p and "only_count" not in r
         assert len(r["ms"]) == 5 * 2                  # 5 rounds of max(2, repeat // 2)
     # a kernel without split-K, or a target with tiles enough, has one count: no stage
     assert Evaluator(queue, "3", *SKINNY, repeat=2).split_counts(SMALL["3"][0]) == [1]
@@ -747,6 +749,26 @@ def test_split_stage_runs_over_the_finalists(queue):
     assert r.exit_code == 0 and "split-K stage" in r.output, r.output
 
 
+def test_split_stage_interleaves_the_finalists(queue):
+    """All finalists' (configuration, count) pairs run in the same rounds, each round
+    taking every pair in turn, so that drift during the stage hits them alike."""
+    from clgemm.tune import Evaluator
+
+    class Logged(Evaluator):
+        def time(self, plan, repeat=None, cutoff_ms=None):
+            calls.append((plan.params["WIDTH"], plan.splits(*self.layout(plan)[0])))
+            return super().time(plan, repeat, cutoff_ms)
+
+    a, b = SMALL["5"]
+    calls = []
+    ev = Logged(queue, "5", *SKINNY, repeat=2)
+    records = ev.split_stage([a, b])["records"]
+    pairs = [(r["params"]["WIDTH"], r["splits"]) for r in records]
+    assert {w for w, _ in pairs} == {a["WIDTH"], b["WIDTH"]} and len(pairs) >= 4
+    timed = calls[-5 * len(pairs):]                   # after each pair's check (measure)
+    assert timed == pairs * 5                         # 5 rounds, every pair in each
+
+
 def test_tuned_count_is_launched_as_it_is_at_the_tuned_shape(queue):
     """The stage records trimmed counts (every slice holds a tile of k): 5 or 10 slices of
     10 tile steps are launched as such there; elsewhere the nearest power of two."""
@@ -777,10 +799,10 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     assert plan.splits(*SKINNY) == 4 and plan.splits(*SKINNY, asked=16) == 16
 
 
-def test_a_finalist_without_split_counts_still_competes(queue):
+def test_a_finalist_without_split_counts_still_competes(queue, monkeypatch):
     """Planted: 16 x 16 tiles (too many groups to split) take 1 ms; 32 x 32 tiles 10/S
-    ms with S slices (5 ms at their best). The stage times only the latter, and the former
-    wins with no split count recorded."""
+    ms with S slices (5 ms at their best). The stage times the former at its one count in
+    the same rounds (marked only_count), and it wins with no split count recorded."""
     from clgemm.tune import SPLIT_STAGE_FILL, Evaluator
     cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
     small = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=2, PAD=0)
@@ -792,10 +814,20 @@ def test_a_finalist_without_split_counts_still_competes(queue):
     db.record_best(queue.device, "5", 16, 16 * cap, 257, big, 1.0)
     res = tune("5", *shape, strategy="tpe", budget=2, workers=1, repeat=2,
                evaluator="tests.evaluators:SmallTilesWin")
-    assert {r["params"]["TSM"] for r in res.split_stage} == {32}
+    assert {r["params"]["TSM"] for r in res.split_stage} == {16, 32}
+    assert [r["splits"] for r in res.split_stage if r.get("only_count")] == [1]
+    assert all(r["params"] == small for r in res.split_stage if r.get("only_count"))
     assert res.best["params"] == small and "splits" not in res.best and res.best["ms_median"] == 1.0
     entry = json.loads(Path(res.db).read_text())["entries"]["5"][db.shape_key(*shape)]
     assert entry["params"] == small and "splits" not in entry
+    # the command line says which timing is a finalist's only count
+    monkeypatch.setattr(sys.modules["clgemm.tune"], "tune",
+                        functools.partial(tune, evaluator="tests.evaluators:SmallTilesWin"))
+    r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--m", "16", "--n", str(16 * cap),
+                                  "--k", "256", "--budget", "2", "--fresh"])
+    assert r.exit_code == 0, r.output
+    planted = f"{timing.gflops(*shape, 1.0):.4g}"          # SmallTilesWin's 1 ms
+    assert f"WIDTH=2 PAD=0: 1 (its only count): {planted}" in " ".join(r.output.split()), r.output
 
 
 def test_a_late_answer_is_not_taken_for_the_next_task():
