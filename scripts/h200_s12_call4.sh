@@ -1,0 +1,14 @@
+# Session 12, call 4 (~6 minutes). The closing bench, as in session 11's call 3: kernels 5
+# and 6 with the shipped database against CLBlast (its default database and the parameters
+# from its own tuner) and cuBLAS; then why tests/test_install.py failed in call 3 (pip's
+# wheel build on this offline machine).
+source .gpu/activate.sh >/dev/null
+export PYOPENCL_COMPILER_OUTPUT=0
+date -u
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
+timeout 480 python3 -m clgemm bench --kernels 5,6 --against clblast,cublas \
+  --clblast-params results/h200/clblast-xgemm-h200.json --out $OUT/bench 2>&1 \
+  | grep --line-buffered -v -i "warn\|lambda\|^ *$" | tail -40
+date -u
+timeout 60 python3 -m pip wheel --no-deps -q -w $(mktemp -d) . 2>&1 | tail -4
+date -u
