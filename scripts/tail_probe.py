@@ -6,7 +6,8 @@ ones in S slices on another, both flushed before either is waited for, so that t
 device may run the second kernel's groups beside the first one's last wave.
 
 Each variant: host wall time of enqueue-to-finish of both queues, median of R calls after
-a warm-up, interleaved rounds; C checked against float64 on sampled rows (poisoned first).
+a warm-up, interleaved rounds; C checked against float64 on sampled rows (poisoned first);
+each kernel's start and end (profiling events) in one call, to see whether they overlap.
 
     python3 scripts/tail_probe.py --size 8192 --rows 61:4,62:2,60:4 --rounds 3 --out tail.json
 """
@@ -38,18 +39,47 @@ def rows_of(q, m: Matrix, r0: int, r1: int) -> Matrix:
     return Matrix(sub, r1 - r0, m.cols, m.ld)
 
 
+def priority_queue(ctx: cl.Context, dev: cl.Device, level: str) -> cl.CommandQueue:
+    """A profiling queue with cl_khr_priority_hints' priority (pyopencl has no parameter for
+    it): the device may then run a low-priority queue's work-groups only where the others
+    leave room, e.g. in their last wave."""
+    import ctypes
+    import glob
+    import os
+    libs = glob.glob(os.path.join(os.path.dirname(cl.__file__) + ".libs", "libOpenCL*")) + ["libOpenCL.so.1"]
+    lib = ctypes.CDLL(libs[0])
+    fn = lib.clCreateCommandQueueWithProperties
+    fn.restype = ctypes.c_void_p
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                   ctypes.POINTER(ctypes.c_int32)]
+    levels = {"high": 1, "medium": 2, "low": 4}      # CL_QUEUE_PRIORITY_{HIGH,MED,LOW}_KHR
+    props = (ctypes.c_uint64 * 5)(0x1093, 2, 0x1096, levels[level], 0)   # PROPERTIES: PROFILING
+    err = ctypes.c_int32()
+    ptr = fn(ctx.int_ptr, dev.int_ptr, props, ctypes.byref(err))
+    if err.value != 0 or not ptr:
+        raise RuntimeError(f"clCreateCommandQueueWithProperties: error {err.value}")
+    return cl.CommandQueue.from_int_ptr(ptr, retain=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--rows", default="61:4,62:2,60:4", help="plain tile rows : slices of the rest")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--priority", action="store_true",
+                    help="queue 1 high, queue 2 low priority (cl_khr_priority_hints)")
     ap.add_argument("--out")
     a = ap.parse_args()
     n = a.size
     dev = device.select()
-    q1 = device.queue(dev)
-    q2 = cl.CommandQueue(q1.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    print("cl_khr_priority_hints:", "cl_khr_priority_hints" in dev.extensions, flush=True)
+    if a.priority:
+        ctx = cl.Context([dev])
+        q1, q2 = priority_queue(ctx, dev, "high"), priority_queue(ctx, dev, "low")
+    else:
+        q1 = device.queue(dev)
+        q2 = cl.CommandQueue(q1.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
     rng = np.random.default_rng()
     ah, bh = verify.random_matrix(rng, n, n), verify.random_matrix(rng, n, n)
     rows = verify.sample_rows(rng, n, 40)
@@ -92,6 +122,19 @@ def main() -> None:
         results[s]["err"] = float(err)
         print(f"{s}: rel error {err:.2e}", flush=True)
         assert err <= verify.tolerance(n), s
+    for s, call in calls.items():                  # do the two launches overlap?
+        call()
+        q1.finish()
+        q2.finish()
+        evs = call()
+        q1.finish()
+        q2.finish()
+        evs = [e for x in evs for e in timing.events(x)]
+        t0 = min(e.profile.start for e in evs)
+        results[s]["events_us"] = [((e.profile.start - t0) / 1e3, (e.profile.end - t0) / 1e3)
+                                   for e in evs]
+        print(f"{s}: kernels (start, end) us: " + ", ".join(
+            f"({b:.0f}, {e:.0f})" for b, e in results[s]["events_us"]), flush=True)
     for _ in range(a.rounds):
         for s, call in calls.items():
             call()
