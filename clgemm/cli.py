@@ -207,6 +207,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
     """Search a kernel's parameter space on this device; the winner goes into the tuning
     database that gemm() and `clgemm run` use."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
@@ -276,7 +277,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                     (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
                      if "splits" in r else "stage ")
                     + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
-                    + (f" ({r['error'][-200:]})" if "splits" not in r else "")
+                    + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
                     for r in c["split_stage"] if r["params"] == p))
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
 

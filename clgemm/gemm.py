@@ -117,6 +117,20 @@ def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
     return not bad
 
 
+class Workspace:
+    """Split-K's buffer of partial sums, grown on demand. Plans that launch on one in-order
+    queue may share one, since their launches never overlap (the tuner's split stage holds
+    dozens of plans at once)."""
+
+    def __init__(self, context: cl.Context):
+        self.context, self.buf = context, None
+
+    def get(self, floats: int) -> cl.Buffer:
+        if self.buf is None or self.buf.size < 4 * floats:
+            self.buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, 4 * floats)
+        return self.buf
+
+
 class GemmPlan:
     """A GEMM kernel with its parameters, checked against the device and compiled:
     the one object that `gemm()`, `clgemm run`, the tuner and the benchmark launch."""
@@ -124,7 +138,8 @@ class GemmPlan:
     def __init__(self, queue: cl.CommandQueue, kernel: object = None,
                  params: Mapping[str, object] | None = None,
                  shape: tuple[int, int, int] | None = None, transposed_by: str = "auto",
-                 pad: str = "auto", split_k: int | str = "auto"):
+                 pad: str = "auto", split_k: int | str = "auto",
+                 workspace: Workspace | None = None):
         """Parameters start from the tuning database's entry for the nearest tuned shape
         (when `shape` is given and this device was tuned), else the registry defaults;
         `params` overrides either. Without a kernel, the database's fastest is taken.
@@ -138,7 +153,8 @@ class GemmPlan:
         buffers that are, so that the build without bounds checks runs: "auto" (large
         shapes where that wastes little, see `pads`), "yes", "no".
         `split_k` cuts k into that many slices summed by a second kernel (kernels 5 and 6),
-        or "auto" (see `splits`). Programs are built on first use, one per variant a launch
+        or "auto" (see `splits`); `workspace` holds its partial sums (a new one by
+        default). Programs are built on first use, one per variant a launch
         needs (`compiled`); prepare() builds the one it will launch before it moves any data."""
         operands.check_queue(queue)
         if transposed_by not in TRANSPOSED_BY:
@@ -183,7 +199,7 @@ class GemmPlan:
         self.reads = ((transposed_by != "transpose" and self.kernel.layouts),
                       transposed_by == "kernel")
         self._programs: dict[tuple, cl.Program] = {}
-        self._workspace: cl.Buffer | None = None
+        self._work = workspace or Workspace(queue.context)
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
 
@@ -292,9 +308,7 @@ class GemmPlan:
 
     def workspace(self, floats: int) -> cl.Buffer:
         """The split-K partial sums' buffer, kept for the next launch."""
-        if self._workspace is None or self._workspace.size < 4 * floats:
-            self._workspace = cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, 4 * floats)
-        return self._workspace
+        return self._work.get(floats)
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False, split_k: int | str | None = None) -> cl.Program:

@@ -68,12 +68,16 @@ class Evaluator:
         self.rows = verify.sample_rows(rng, m, 14)
         self.ref = verify.reference(self.a[self.rows], self.b)
         self._mats: dict[tuple, tuple] = {}
+        # one split-K workspace for every plan: the split stage holds dozens at once, and
+        # their launches on this queue never overlap
+        from .gemm import Workspace
+        self._work = Workspace(queue.context)
 
     def compile(self, params: Mapping[str, int], split_k: int | str = "auto"):
         """The plan with the program that the target shape launches, built now: this is
         the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
-        plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k)
+        plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k, workspace=self._work)
         launched, kmajor = self.layout(plan)
         plan.compiled(*launched, kmajor)
         return plan
@@ -103,36 +107,45 @@ class Evaluator:
             out.append(s)
         return out
 
-    def split_stage(self, finalists: list[Mapping[str, int]]) -> dict:
+    def split_stage(self, finalists: list[Mapping[str, int]],
+                    alive: Callable[[], None] = lambda: None) -> dict:
         """Each configuration with each of its `split_counts`, checked (`measure`), then all
         the correct pairs timed in the same interleaved rounds, so that the margin compares
         timings taken side by side. A configuration with one count is timed with the rest
-        (marked `only_count`); no records where none has two."""
+        (marked `only_count`); no records where none has two. A pair that raises is
+        recorded as failed and the others go on. `alive` is called after each step, so
+        that the parent's deadline counts from the last one."""
         counts = [self.split_counts(p) for p in finalists]
         if all(len(c) < 2 for c in counts):
             return {"records": []}
         plans, records = [], []
         for params, cs in zip(finalists, counts):
             for s in cs:
-                plan = self.compile(params, split_k=s)
-                rec = self.measure(plan)
+                try:
+                    plan = self.compile(params, split_k=s)
+                    rec = self.measure(plan)
+                except Exception as e:    # noqa: BLE001 - one pair's failure, recorded
+                    plan, rec = None, {"status": "failed", "error": _short(e)}
                 rec.pop("ms", None)
                 records.append({"params": dict(params), "splits": s, **rec,
                                 **({"only_count": True} if len(cs) == 1 else {})})
                 if rec["status"] == "ok":
                     plans.append((len(records) - 1, plan))
-        ms = self.interleaved([p for _, p in plans])
+                alive()
+        ms = self.interleaved([p for _, p in plans], alive=alive)
         for (i, _), times in zip(plans, ms):
             records[i]["ms"] = times
         return {"records": records}
 
-    def interleaved(self, plans: list, rounds: int = 5) -> list[list[float]]:
+    def interleaved(self, plans: list, rounds: int = 5,
+                    alive: Callable[[], None] = lambda: None) -> list[list[float]]:
         """Timings of each plan over `rounds` rounds that take them in turn: near-ties
         reorder under noise, and drift hits them alike."""
         ms: list[list[float]] = [[] for _ in plans]
         for _ in range(rounds):
             for i, plan in enumerate(plans):
                 ms[i].extend(self.time(plan, max(2, self.repeat // 2)).ms)
+            alive()
         return ms
 
     def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
@@ -236,7 +249,8 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
                 return
             try:
                 out = ({"ms": ev.interleaved([ev.compile(p) for p in payload])}
-                       if kind == "remeasure" else ev.split_stage(payload))
+                       if kind == "remeasure" else
+                       ev.split_stage(payload, alive=lambda: results.send(("alive", wid, idx, None))))
             except Exception as e:        # noqa: BLE001 - the tune keeps what it has
                 out = {"error": _short(e)}
             results.send(("done", wid, idx, out))
@@ -621,9 +635,10 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             group = finalists or [winner]
             stage = _split_stage(slots, results, [f["params"] for f in group], timeout, (m, n, k))
             ok = [r for r in stage if r["status"] == "ok"]
-            if ok:    # a finalist the stage did not time competes with its re-measured time
-                timed = [r["params"] for r in ok]
-                top = pick_split(ok + [f for f in group if f["params"] not in timed])
+            if ok:    # a finalist the stage could not judge (it failed or timed out there)
+                      # competes with its re-measured time; one it found wrong does not
+                judged = [r["params"] for r in stage if r["status"] in ("ok", "wrong")]
+                top = pick_split(ok + [f for f in group if f["params"] not in judged])
                 keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
                     (() if top.get("only_count") else ("splits",))
                 winner = {f: top[f] for f in keep if f in top}
@@ -684,7 +699,7 @@ def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
     """Run one of the workers' whole-device tasks ("remeasure", "splits") in a live worker
     and wait for its answer, which names the task's own index (a late answer to an earlier
     task is dropped); {"error": ...} if it raised, None if no worker is alive, it died, or
-    time ran out."""
+    `deadline_s` passed without the answer or an "alive" message from the task."""
     slot = next((s for s in slots if s.proc.is_alive()), None)
     if slot is None:
         return None
@@ -700,6 +715,8 @@ def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
             continue
         if kind == "done" and idx == task[1]:
             return payload
+        if kind == "alive" and idx == task[1]:
+            deadline = time.time() + deadline_s
     return None
 
 
@@ -722,8 +739,8 @@ def _split_stage(slots, results, finalists: list[dict], timeout, shape) -> list[
     rule would guess it. [] where each has one count only; a record of status "failed" per
     configuration where the stage raised, "timeout" where it did not answer in time or lost
     its worker."""
-    deadline = timeout * (2 + SPLIT_STAGE_MAX.bit_length()) * len(finalists)
-    payload = _ask(slots, results, ("splits", -2, finalists), deadline)
+    # each step (a pair's compile and check, or a round of timings) reports in
+    payload = _ask(slots, results, ("splits", -2, finalists), 2 * timeout + 10)
     if payload is None:
         return [{"params": p, "status": "timeout", "error": "no answer (timed out, or the worker died)"}
                 for p in finalists]

@@ -48,7 +48,7 @@ class Synthetic(Evaluator):
     def compile(self, params):
         return dict(params)
 
-    def split_stage(self, params):
+    def split_stage(self, finalists, alive=None):
         return {"records": []}
 
     def measure(self, params, cutoff_ms=None):
@@ -97,3 +97,32 @@ class SmallTilesWin(Evaluator):
         small = plan.params["TSM"] * plan.params["TSN"] <= 16 * 16
         ms = 1.0 if small else 10.0 / plan.splits(*launched)
         return timing.Timing((ms,) * (repeat or self.repeat))
+
+
+class OneBadPair(PlantedSplitsTwo):
+    """PlantedSplitsTwo, except that the WIDTH 4 configuration fails to build at 2 slices
+    (in the split stage only, where the count is given)."""
+
+    def compile(self, params, split_k="auto"):
+        if params["WIDTH"] == 4 and split_k == 2:
+            raise BuildError("planted compile error")
+        return super().compile(params, split_k)
+
+
+class WrongInStage(SmallTilesWin):
+    """SmallTilesWin, except that the split stage finds the small tiles wrong."""
+
+    def measure(self, plan, cutoff_ms=None):
+        if plan.split_k != "auto" and plan.params["TSM"] * plan.params["TSN"] <= 16 * 16:
+            return {"status": "wrong", "rel_error": 1.0, "checked": "planted"}
+        return super().measure(plan, cutoff_ms)
+
+
+class HangInStage(PlantedSplitsTwo):
+    """PlantedSplitsTwo, except that the WIDTH 1 configuration hangs at 4 slices in the
+    split stage."""
+
+    def measure(self, plan, cutoff_ms=None):
+        if plan.params["WIDTH"] == 1 and plan.split_k == 4:
+            time.sleep(600)
+        return super().measure(plan, cutoff_ms)

@@ -769,6 +769,67 @@ def test_split_stage_interleaves_the_finalists(queue):
     assert timed == pairs * 5                         # 5 rounds, every pair in each
 
 
+def test_a_failing_pair_leaves_the_rest_of_the_stage(queue):
+    """Planted: a's build fails at 2 slices. That pair is recorded as failed (with its
+    count and the reason) and the stage goes on: b at 4 slices still wins; the command
+    line prints the failure without taking its text for markup."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:OneBadPair")
+    bad = [r for r in res.split_stage if r["status"] != "ok"]
+    assert [(r["params"], r["splits"], r["status"]) for r in bad] == [(a, 2, "failed")]
+    assert "planted compile error" in bad[0]["error"]
+    assert (res.best["params"], res.best["splits"], res.best["ms_median"]) == (b, 4, 3.0)
+
+
+def test_a_finalist_the_stage_finds_wrong_cannot_win(queue):
+    """Planted: the small tiles win the search (1 ms) but are wrong in the split stage; the
+    winner is the larger tiles at their best count, and the database says so."""
+    from clgemm.tune import SPLIT_STAGE_FILL
+    cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
+    small = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=2, PAD=0)
+    big = SMALL["5"][0]
+    shape = (16, 16 * cap, 256)
+    db.record_best(queue.device, "5", 16, 16 * cap, 255, small, 1.0)
+    db.record_best(queue.device, "5", 16, 16 * cap, 257, big, 1.0)
+    res = tune("5", *shape, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:WrongInStage")
+    assert [r["status"] for r in res.split_stage if r["params"] == small] == ["wrong"]
+    assert res.best["params"] == big and res.best["splits"] > 1
+    entry = json.loads(Path(res.db).read_text())["entries"]["5"][db.shape_key(*shape)]
+    assert entry["params"] == big
+
+
+def test_a_hung_stage_times_out_per_step(queue):
+    """Planted: b hangs at 4 slices in the stage. The tune gives up on the stage after one
+    step's deadline (not one per finalist and count), records every finalist's stage as
+    timed out, and keeps the search's winner without a split count."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    t0 = time.time()
+    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2, timeout=3,
+               evaluator="tests.evaluators:HangInStage")
+    assert time.time() - t0 < 40            # one step: 2 * 3 + 10 s; per pair it was 54
+    assert {r["status"] for r in res.split_stage} == {"timeout"}
+    assert res.best["params"] == a and "splits" not in res.best
+
+
+def test_the_stage_shares_one_workspace(queue):
+    """Every plan the evaluator compiles uses one split-K workspace, as large as the
+    largest count needs."""
+    from clgemm.tune import Evaluator
+    a, b = SMALL["5"]
+    ev = Evaluator(queue, "5", *SKINNY, repeat=2)
+    ev.split_stage([a, b])
+    plans = [ev.compile(p, split_k=s) for p in (a, b) for s in (2, 8)]
+    assert all(p.workspace(1) is ev._work.buf for p in plans)
+    m, n, _ = SKINNY
+    assert ev._work.buf.size >= 4 * max(ev.split_counts(a) + ev.split_counts(b)) * m * n
+
+
 def test_tuned_count_is_launched_as_it_is_at_the_tuned_shape(queue):
     """The stage records trimmed counts (every slice holds a tile of k): 5 or 10 slices of
     10 tile steps are launched as such there; elsewhere the nearest power of two."""
