@@ -9,7 +9,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import build, device, verify
+from clgemm import build, device, kernels, verify
 from clgemm.gemm import GemmPlan
 from clgemm.operands import is_transposed
 from clgemm.transpose import TransposePlan
@@ -481,6 +481,27 @@ def test_split_k_gives_the_same_product(queue, rng, kernel, params, m, n, k, spl
     c[...] = np.nan
     clgemm.gemm(queue, a, b, c, kernel=kernel, params=params, split_k=split)
     assert close(c, verify.reference(a, b), k)
+
+
+# tiles of 4 and 8 rows or columns (the smallest in the space): a whole row of work-items
+# (RTSM = 1), a work-group of one vector per item, WIDTH 2 and 4, with and without PAD
+SMALL_TILES = [dict(TSM=4, TSN=128, TSK=32, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+               dict(TSM=8, TSN=64, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0),
+               dict(TSM=64, TSN=4, TSK=16, WPTM=4, WPTN=4, WIDTH=4, PAD=0),
+               dict(TSM=8, TSN=8, TSK=4, WPTM=2, WPTN=2, WIDTH=2, PAD=1)]
+
+
+@pytest.mark.parametrize("kernel,params", [(k, p) for k in ("4", "5", "6") for p in SMALL_TILES
+                                           if not kernels.get(k).violations(p)])
+@pytest.mark.parametrize("m,n,k", [(1, 300, 517), (301, 1, 33), (13, 9, 77), (64, 64, 64)])
+def test_small_tiles(queue, rng, kernel, params, m, n, k):
+    """m = 1 and n = 1 products (what the small tiles are for), odd shapes and whole tiles
+    (the EXACT build), split-K included."""
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    for split in ((1, 3) if kernels.get(kernel).split_k else (1,)):
+        extra = {"split_k": split} if kernels.get(kernel).split_k else {}
+        out = clgemm.gemm(queue, a, b, kernel=kernel, params=params, **extra)
+        assert close(out, verify.reference(a, b), k)
 
 
 def test_bound_launch_holds_its_buffers(queue, rng):

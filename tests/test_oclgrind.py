@@ -93,6 +93,19 @@ def test_gemm_kernel_is_clean(key):
     assert out.count(" ok") == len(cases), out
 
 
+def test_small_tiles_are_clean():
+    """Tiles of 4 rows (one row of work-items) and of 4 columns, kernels 5 and 6, at m = 1,
+    n = 1 and odd shapes, split-K included."""
+    tiles = [dict(TSM=4, TSN=64, TSK=16, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+             dict(TSM=64, TSN=4, TSK=16, WPTM=4, WPTN=4, WIDTH=4, PAD=0)]
+    cases = [("gemm", key, p, s, {"split": split}) for key in ("5", "6") for p in tiles
+             for s in ((1, 70, 33), (37, 1, 29), (5, 9, 40)) for split in (1, 3)]
+    rc, out, err = simulate(cases)
+    assert rc == 0, err[-3000:]
+    assert reports(err) == [], err[-3000:]
+    assert out.count(" ok") == len(cases), out
+
+
 @pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
 def test_transpose_kernel_is_clean(key):
     cases = [("transpose", key, p, s) for p in (None, *SMALL_TRANSPOSE[key])
