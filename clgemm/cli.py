@@ -269,17 +269,22 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
         out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
                   + " ".join(f"{a}={v}" for a, v in b["params"].items())
                   + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
-        if c["split_stage"]:
-            out.print("split-K stage (each finalist with each count of k slices, all in the same "
-                      "interleaved rounds), GFLOPS:")
-            for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
-                out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
-                    (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
-                     if "splits" in r else "stage ")
-                    + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
-                    + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
-                    for r in c["split_stage"] if r["params"] == p))
+    else:
+        out.print("no winner: no configuration was correct (the database is unchanged)")
+    if c["split_stage"]:
+        out.print("split-K stage (each finalist with each count of k slices, all in the same "
+                  "interleaved rounds), GFLOPS:")
+        for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
+            out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
+                (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
+                 if "splits" in r else "stage ")
+                + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
+                + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
+                for r in c["split_stage"] if r["params"] == p))
+    if c["best"]:
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
+    else:
+        out.print(f"log: {c['log']}")
 
 
 def _int_list(text: str, what: str) -> list[int]:

@@ -634,14 +634,17 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         if winner is not None and kern.split_k:
             group = finalists or [winner]
             stage = _split_stage(slots, results, [f["params"] for f in group], timeout, (m, n, k))
-            ok = [r for r in stage if r["status"] == "ok"]
-            if ok:    # a finalist the stage could not judge (it failed or timed out there)
-                      # competes with its re-measured time; one it found wrong does not
-                judged = [r["params"] for r in stage if r["status"] in ("ok", "wrong")]
-                top = pick_split(ok + [f for f in group if f["params"] not in judged])
-                keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
-                    (() if top.get("only_count") else ("splits",))
-                winner = {f: top[f] for f in keep if f in top}
+            # a finalist the stage found wrong at any count is out (gemm() may launch it at
+            # another count elsewhere); one it could not judge (failed, timed out, one count
+            # where none had two) competes with its re-measured time
+            wrong = [r["params"] for r in stage if r["status"] == "wrong"]
+            ok = [r for r in stage if r["status"] == "ok" and r["params"] not in wrong]
+            judged = [r["params"] for r in ok] + wrong
+            pairs = ok + [f for f in group if f["params"] not in judged]
+            top = pick_split(pairs) if pairs else None
+            keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
+                (() if top is None or top.get("only_count") else ("splits",))
+            winner = None if top is None else {f: top[f] for f in keep if f in top}
     finally:
         for slot in slots:
             if slot.proc.is_alive():

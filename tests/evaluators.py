@@ -126,3 +126,22 @@ class HangInStage(PlantedSplitsTwo):
         if plan.params["WIDTH"] == 1 and plan.split_k == 4:
             time.sleep(600)
         return super().measure(plan, cutoff_ms)
+
+
+class WrongAtEight(PlantedSplitsTwo):
+    """PlantedSplitsTwo, except that the WIDTH 1 configuration (fastest of all at 4 slices)
+    is wrong at 8 slices in the split stage."""
+
+    def measure(self, plan, cutoff_ms=None):
+        if plan.params["WIDTH"] == 1 and plan.split_k == 8:
+            return {"status": "wrong", "rel_error": 1.0, "checked": "planted"}
+        return super().measure(plan, cutoff_ms)
+
+
+class AllWrongInStage(PlantedSplitsTwo):
+    """PlantedSplitsTwo, except that every launch of the split stage is wrong."""
+
+    def measure(self, plan, cutoff_ms=None):
+        if plan.split_k != "auto":
+            return {"status": "wrong", "rel_error": 1.0, "checked": "planted"}
+        return super().measure(plan, cutoff_ms)

@@ -802,6 +802,39 @@ def test_a_finalist_the_stage_finds_wrong_cannot_win(queue):
     assert entry["params"] == big
 
 
+def test_a_finalist_wrong_at_one_count_is_out(queue):
+    """Planted: b is the fastest of all at 4 slices but wrong at 8. gemm() may launch a
+    configuration at other counts elsewhere, so b is out; a wins at 4 slices (within 2% of
+    its 8)."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:WrongAtEight")
+    assert [(r["splits"], r["status"]) for r in res.split_stage
+            if r["params"] == b and r["status"] != "ok"] == [(8, "wrong")]
+    assert (res.best["params"], res.best["splits"], res.best["ms_median"]) == (a, 4, 4.0)
+
+
+def test_a_stage_that_finds_every_finalist_wrong_records_nothing(queue, monkeypatch):
+    """Planted: every launch of the stage is wrong. No winner, and no database entry."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
+               evaluator="tests.evaluators:AllWrongInStage")
+    assert res.best is None and {r["status"] for r in res.split_stage} == {"wrong"}
+    assert db.shape_key(*SKINNY) not in db.entries_for(queue.device).get("5", {})
+    monkeypatch.setattr(sys.modules["clgemm.tune"], "tune",
+                        functools.partial(tune, evaluator="tests.evaluators:AllWrongInStage"))
+    r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--m", "1", "--n", "64", "--k", "512",
+                                  "--budget", "2", "--fresh"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "no winner" in text and "database is unchanged" in text and "1: wrong" in text, r.output
+    assert db.shape_key(*SKINNY) not in db.entries_for(queue.device).get("5", {})
+
+
 def test_a_hung_stage_times_out_per_step(queue):
     """Planted: b hangs at 4 slices in the stage. The tune gives up on the stage after one
     step's deadline (not one per finalist and count), records every finalist's stage as
