@@ -492,7 +492,8 @@ SMALL_TILES = [dict(TSM=4, TSN=128, TSK=32, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
 
 
 @pytest.mark.parametrize("kernel,params", [(k, p) for k in ("4", "5", "6") for p in SMALL_TILES
-                                           if not kernels.get(k).violations(p)])
+                                           if not kernels.get(k).violations(p)] + [
+    ("3", dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4)), ("3", dict(TSM=32, TSN=4, TSK=8, WPTM=4, WPTN=4))])
 @pytest.mark.parametrize("m,n,k", [(1, 300, 517), (301, 1, 33), (13, 9, 77), (64, 64, 64)])
 def test_small_tiles(queue, rng, kernel, params, m, n, k):
     """m = 1 and n = 1 products (what the small tiles are for), odd shapes and whole tiles
