@@ -249,6 +249,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
         db.write_atomic(Path(export_t4), doc)
     if as_json:
         click.echo(json.dumps(verify.json_safe(summary)))
+        _exit_without_winner(summary)
         return
     out = Console()
     c = summary
@@ -285,6 +286,14 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
         out.print(f"log: {c['log']}\ndatabase: {c['database']}")
     else:
         out.print(f"log: {c['log']}")
+    _exit_without_winner(summary)
+
+
+def _exit_without_winner(summary: dict) -> None:
+    """A tune that found no correct configuration fails (exit status 1), after its report,
+    so that a script running it sees that nothing was recorded."""
+    if not summary["best"]:
+        raise SystemExit(1)
 
 
 def _int_list(text: str, what: str) -> list[int]:
