@@ -282,10 +282,7 @@ def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, t
                 + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
                 + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
                 for r in c["split_stage"] if r["params"] == p))
-    if c["best"]:
-        out.print(f"log: {c['log']}\ndatabase: {c['database']}")
-    else:
-        out.print(f"log: {c['log']}")
+    out.print(f"log: {c['log']}" + (f"\ndatabase: {c['database']}" if c["best"] else ""))
     _exit_without_winner(summary)
 
 

@@ -266,10 +266,17 @@ class GemmPlan:
             s = 1
             while groups * s < want and 2 * s * SPLIT_MIN_K <= k:
                 s *= 2
-        limit = min(operands.MAX_ELEMENTS, self.queue.device.max_mem_alloc_size // 4)
-        while s > 1 and s * m * rounded(n, self.align) > limit:
+        while s > 1 and not self.workspace_fits(s, m, n):
             s //= 2
         return s
+
+    def workspace_fits(self, slices: int, m: int, n: int) -> bool:
+        """Whether split-K's partial sums, `slices` copies of an m x n C, fit in one buffer."""
+        try:
+            operands.check_fits(self.queue.device, [(slices * m, rounded(n, self.align))])
+        except ValueError:
+            return False
+        return True
 
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         """Whether a launch at (m, n, k) reads a row-major A after a device transpose to

@@ -98,14 +98,7 @@ class Evaluator:
             counts.add(plan.splits(*launched, s))
             s *= 2
         m, n, _ = self.shape
-        out = []
-        for s in sorted(counts):
-            try:        # the partial sums' workspace: s slices of C
-                operands.check_fits(self.queue.device, [(s * m, operands.rounded(n, plan.align))])
-            except ValueError:
-                continue
-            out.append(s)
-        return out
+        return [s for s in sorted(counts) if plan.workspace_fits(s, m, n)]
 
     def split_stage(self, finalists: list[Mapping[str, int]],
                     alive: Callable[[], None] = lambda: None) -> dict:

@@ -732,14 +732,20 @@ def test_kernel_6_takes_kernel_5s_entries_where_they_are_nearer(queue, tmp_path,
     assert (out["tuned_kernel"], out["params"], out["splits"], out["verified"]) == ("5", of5, 4, True)
 
 
+def _tune_two_finalists(queue, evaluator: str, **kw):
+    """SMALL["5"]'s two sets, recorded at shapes next to SKINNY so that TPE proposes a,
+    then b, tuned there (budget 2) with the planted `evaluator`: (a, b, result)."""
+    a, b = SMALL["5"]
+    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
+    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
+    return a, b, tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
+                      evaluator=f"tests.evaluators:{evaluator}", **kw)
+
+
 def test_split_stage_runs_over_the_finalists(queue):
     """Planted timings: B loses the search (slower with gemm()'s own count, unsplit here)
     but is the fastest of all at 4 slices: the stage over the finalists finds it."""
-    a, b = SMALL["5"]
-    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)     # TPE proposes a, then b
-    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
-    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
-               evaluator="tests.evaluators:PlantedSplitsTwo")
+    a, b, res = _tune_two_finalists(queue, "PlantedSplitsTwo")
     assert [f["params"] for f in res.finalists] == [a, b]          # a won the search
     assert {json.dumps(r["params"]) for r in res.split_stage} == {json.dumps(a), json.dumps(b)}
     assert all(r["status"] == "ok" for r in res.split_stage)
@@ -773,11 +779,7 @@ def test_a_failing_pair_leaves_the_rest_of_the_stage(queue):
     """Planted: a's build fails at 2 slices. That pair is recorded as failed (with its
     count and the reason) and the stage goes on: b at 4 slices still wins; the command
     line prints the failure without taking its text for markup."""
-    a, b = SMALL["5"]
-    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
-    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
-    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
-               evaluator="tests.evaluators:OneBadPair")
+    a, b, res = _tune_two_finalists(queue, "OneBadPair")
     bad = [r for r in res.split_stage if r["status"] != "ok"]
     assert [(r["params"], r["splits"], r["status"]) for r in bad] == [(a, 2, "failed")]
     assert "planted compile error" in bad[0]["error"]
@@ -806,11 +808,7 @@ def test_a_finalist_wrong_at_one_count_is_out(queue):
     """Planted: b is the fastest of all at 4 slices but wrong at 8. gemm() may launch a
     configuration at other counts elsewhere, so b is out; a wins at 4 slices (within 2% of
     its 8)."""
-    a, b = SMALL["5"]
-    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
-    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
-    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
-               evaluator="tests.evaluators:WrongAtEight")
+    a, b, res = _tune_two_finalists(queue, "WrongAtEight")
     assert [(r["splits"], r["status"]) for r in res.split_stage
             if r["params"] == b and r["status"] != "ok"] == [(8, "wrong")]
     assert (res.best["params"], res.best["splits"], res.best["ms_median"]) == (a, 4, 4.0)
@@ -818,11 +816,7 @@ def test_a_finalist_wrong_at_one_count_is_out(queue):
 
 def test_a_stage_that_finds_every_finalist_wrong_records_nothing(queue, monkeypatch):
     """Planted: every launch of the stage is wrong. No winner, and no database entry."""
-    a, b = SMALL["5"]
-    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
-    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
-    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2,
-               evaluator="tests.evaluators:AllWrongInStage")
+    _, _, res = _tune_two_finalists(queue, "AllWrongInStage")
     assert res.best is None and {r["status"] for r in res.split_stage} == {"wrong"}
     assert db.shape_key(*SKINNY) not in db.entries_for(queue.device).get("5", {})
     monkeypatch.setattr(sys.modules["clgemm.tune"], "tune",
@@ -842,12 +836,8 @@ def test_a_hung_stage_times_out_per_step(queue):
     """Planted: b hangs at 4 slices in the stage. The tune gives up on the stage after one
     step's deadline (not one per finalist and count), records every finalist's stage as
     timed out, and keeps the search's winner without a split count."""
-    a, b = SMALL["5"]
-    db.record_best(queue.device, "5", 2, 64, 512, a, 1.0)
-    db.record_best(queue.device, "5", 3, 64, 512, b, 1.0)
     t0 = time.time()
-    res = tune("5", *SKINNY, strategy="tpe", budget=2, workers=1, repeat=2, timeout=3,
-               evaluator="tests.evaluators:HangInStage")
+    a, b, res = _tune_two_finalists(queue, "HangInStage", timeout=3)
     assert time.time() - t0 < 40            # one step: 2 * 3 + 10 s; per pair it was 54
     assert {r["status"] for r in res.split_stage} == {"timeout"}
     assert res.best["params"] == a and "splits" not in res.best
