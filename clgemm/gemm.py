@@ -199,6 +199,11 @@ class GemmPlan:
         self.reads = ((transposed_by != "transpose" and self.kernel.layouts),
                       transposed_by == "kernel")
         self._programs: dict[tuple, cl.Program] = {}
+        if workspace is not None and not isinstance(workspace, Workspace):
+            raise TypeError(f"workspace must be a clgemm.gemm.Workspace, not "
+                            f"{type(workspace).__name__}")
+        if workspace is not None and workspace.context != queue.context:
+            raise ValueError("workspace belongs to another OpenCL context than the queue")
         self._work = workspace or Workspace(queue.context)
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)

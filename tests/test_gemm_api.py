@@ -505,6 +505,28 @@ def test_small_tiles(queue, rng, kernel, params, m, n, k):
         assert close(out, verify.reference(a, b), k)
 
 
+def test_shared_workspace(queue, rng):
+    """Plans given one Workspace put their partial sums in one buffer, grown to the largest
+    launch; anything else as a workspace is refused by name."""
+    from clgemm import operands
+    from clgemm.gemm import Workspace
+    work = Workspace(queue.context)
+    bufs = []
+    for s, (m, k) in ((5, (37, 600)), (2, (3, 300))):     # the larger first, then reused
+        plan = GemmPlan(queue, "5", P5, split_k=s, workspace=work)
+        a, b = rand(rng, m, k), rand(rng, k, 40)
+        out = operands.poison(queue, operands.empty(queue, m, 40, 40))
+        cl.wait_for_events(plan.bind(operands.raw(queue, a, 4), operands.raw(queue, b, 4), out)())
+        assert close(operands.to_host(queue, out), verify.reference(a, b), k)
+        bufs.append(work.buf)
+    assert bufs[0] is bufs[1] and bufs[0].size >= 4 * 5 * 37 * 40
+    with pytest.raises(TypeError, match="workspace must be a clgemm.gemm.Workspace, not str"):
+        GemmPlan(queue, "5", P5, workspace="x")
+    other = cl.Context([queue.device])
+    with pytest.raises(ValueError, match="another OpenCL context"):
+        GemmPlan(queue, "5", P5, workspace=Workspace(other))
+
+
 def test_bound_launch_holds_its_buffers(queue, rng):
     """A bound launch keeps the operands it was given alive (kernel arguments do not), so
     it can run after the caller's references are gone; every call recomputes the product."""
