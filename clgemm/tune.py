@@ -130,6 +130,16 @@ class Evaluator:
             records[i]["ms"] = times
         return {"records": records}
 
+    def remeasure(self, finalists: list[Mapping[str, int]],
+                  alive: Callable[[], None] = lambda: None) -> dict:
+        """The finalists compiled again and timed in the same interleaved rounds; `alive`
+        is called after each compile and each round, as in `split_stage`."""
+        plans = []
+        for params in finalists:
+            plans.append(self.compile(params))
+            alive()
+        return {"ms": self.interleaved(plans, alive=alive)}
+
     def interleaved(self, plans: list, rounds: int = 5,
                     alive: Callable[[], None] = lambda: None) -> list[list[float]]:
         """Timings of each plan over `rounds` rounds that take them in turn: near-ties
@@ -241,9 +251,8 @@ def _worker(wid: int, device_spec: str | None, kernel: str, shape: tuple, repeat
             if tasks.get() is None:       # wait for the token; None: the tune is over
                 return
             try:
-                out = ({"ms": ev.interleaved([ev.compile(p) for p in payload])}
-                       if kind == "remeasure" else
-                       ev.split_stage(payload, alive=lambda: results.send(("alive", wid, idx, None))))
+                task_of = ev.remeasure if kind == "remeasure" else ev.split_stage
+                out = task_of(payload, alive=lambda: results.send(("alive", wid, idx, None)))
             except Exception as e:        # noqa: BLE001 - the tune keeps what it has
                 out = {"error": _short(e)}
             results.send(("done", wid, idx, out))
@@ -716,13 +725,20 @@ def _ask(slots, results, task: tuple, deadline_s: float) -> dict | None:
     return None
 
 
+def _step_deadline(timeout: float) -> float:
+    """How long a whole-device task may go without a report: each step (a compile and
+    check, or a round of timings) reports in, so a hung one is given up after this, however
+    many steps the task has (one deadline per finalist and count was 45 minutes, session 12)."""
+    return 2 * timeout + 10
+
+
 def _remeasure(slots, results, records, timeout, shape) -> list[dict]:
     """Time the best five again, interleaved, in one worker: near-ties reorder under noise."""
     ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
     if len(ok) < 2:
         return []
     params = [r["params"] for r in ok]
-    payload = _ask(slots, results, ("remeasure", -1, params), timeout * len(params))
+    payload = _ask(slots, results, ("remeasure", -1, params), _step_deadline(timeout))
     if payload is None or "error" in payload:
         return []
     out = [_timed(shape, ms, params=p) for p, ms in zip(params, payload["ms"])]
@@ -735,8 +751,7 @@ def _split_stage(slots, results, finalists: list[dict], timeout, shape) -> list[
     rule would guess it. [] where each has one count only; a record of status "failed" per
     configuration where the stage raised, "timeout" where it did not answer in time or lost
     its worker."""
-    # each step (a pair's compile and check, or a round of timings) reports in
-    payload = _ask(slots, results, ("splits", -2, finalists), 2 * timeout + 10)
+    payload = _ask(slots, results, ("splits", -2, finalists), _step_deadline(timeout))
     if payload is None:
         return [{"params": p, "status": "timeout", "error": "no answer (timed out, or the worker died)"}
                 for p in finalists]
@@ -748,5 +763,5 @@ def _split_stage(slots, results, finalists: list[dict], timeout, shape) -> list[
 def _timed(shape, ms: list[float], **fields) -> dict:
     m, n, k = shape
     med = statistics.median(ms)
-    return {**fields, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms),
+    return {**fields, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms), "runs": len(ms),
             "gflops": timing.gflops(m, n, k, med)}

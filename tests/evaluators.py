@@ -145,3 +145,19 @@ class AllWrongInStage(PlantedSplitsTwo):
         if plan.split_k != "auto":
             return {"status": "wrong", "rel_error": 1.0, "checked": "planted"}
         return super().measure(plan, cutoff_ms)
+
+
+class SlowRounds(Synthetic):
+    """Synthetic, except that each timing in the finalists' re-measure takes 0.5 s: a
+    round of five finalists 2.5 s, the whole re-measure 12.5 s, every round reporting in."""
+
+    def time(self, params, repeat=None, cutoff_ms=None):
+        time.sleep(0.5)
+        return super().time(params, repeat, cutoff_ms)
+
+
+class HangInRemeasure(Synthetic):
+    """Synthetic, except that the finalists' re-measure never returns."""
+
+    def time(self, params, repeat=None, cutoff_ms=None):
+        time.sleep(600)

@@ -749,6 +749,9 @@ def test_split_stage_runs_over_the_finalists(queue):
     assert [f["params"] for f in res.finalists] == [a, b]          # a won the search
     assert {json.dumps(r["params"]) for r in res.split_stage} == {json.dumps(a), json.dumps(b)}
     assert all(r["status"] == "ok" for r in res.split_stage)
+    # the runs behind each median are the interleaved rounds' (5 of 2 launches each), not
+    # the check's
+    assert {r["runs"] for r in res.split_stage + res.finalists} == {10}
     assert (res.best["params"], res.best["splits"], res.best["ms_median"]) == (b, 4, 3.0)
     r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--m", "1", "--n", "64", "--k", "512",
                                   "--budget", "2"])
@@ -841,6 +844,27 @@ def test_a_hung_stage_times_out_per_step(queue):
     assert time.time() - t0 < 40            # one step: 2 * 3 + 10 s; per pair it was 54
     assert {r["status"] for r in res.split_stage} == {"timeout"}
     assert res.best["params"] == a and "splits" not in res.best
+
+
+def test_the_remeasure_reports_per_step(queue):
+    """A re-measure longer than the step deadline (2 * 1 + 10 s) in all, but whose every
+    round reports in, finishes: the five finalists are re-measured (before, its deadline
+    was one timeout per finalist, 5 s, and the re-measure was dropped)."""
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, repeat=2, timeout=1,
+               evaluator="tests.evaluators:SlowRounds")
+    assert len(res.finalists) == 5
+    assert all(f["gflops"] > 0 for f in res.finalists)
+
+
+def test_a_hung_remeasure_times_out_per_step(queue):
+    """A re-measure that never returns is given up after one step's deadline; the search's
+    best stands, with no finalists."""
+    t0 = time.time()
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, repeat=2, timeout=1,
+               evaluator="tests.evaluators:HangInRemeasure")
+    assert time.time() - t0 < 40             # one step: 2 * 1 + 10 s
+    assert res.finalists == [] and res.best is not None
+    assert res.best["gflops"] == max(r["gflops"] for r in res.records if r["status"] == "ok")
 
 
 def test_the_stage_shares_one_workspace(queue):
