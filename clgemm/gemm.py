@@ -36,6 +36,10 @@ PAD_WASTE = 1.15         # padded volume over the real one; EXACT gained 5.8% on
 # at 128 work-groups (+23%) and lost at 256 (-8 to -12%), and at 512^3 (slices of 256)
 SPLIT_FILL = 1
 SPLIT_MIN_K = 512
+# Away from its tuned shape, a tuned count's slices may be SPLIT_THINNER times thinner than
+# the tuned ones (or SPLIT_MIN_K deep, whichever is less). At 1 (session 11) a 4-row tile
+# tuned at 1x4096x4096 in 16 slices of 256 gave 1x2000x3000 8 slices, x0.89 (session 12)
+SPLIT_THINNER = 2
 # Parameters for an untuned shape come from the tuned entries near it (within NEAR_WITHIN of
 # the nearest, in db.distance): each entry's measured time, rescaled by the groups and k
 # steps its configuration would give the busiest compute unit at the new shape
@@ -46,6 +50,12 @@ SPLIT_MIN_K = 512
 # nowhere (call 8's measurements of them; scripts/choice_replay.py).
 NEAR_WITHIN = 0.7
 WAVE_MARGIN = 1.05
+# Before that, entries whose tiles would compute more than TILE_WASTE times the least
+# padded C of any entry (tiles x tile size over m x n) are passed over, but for one tuned at
+# that very shape: the log distance
+# sees 1 x 4096 x 4096 and 16 x 4096 x 4096 as near, but a 16-row tile computes 16 rows for
+# m = 1 and a 4-row one 4 (session 13: skinny products lost up to 28% with the nearest entry)
+TILE_WASTE = 1.5
 # transposed_by="auto" also turns a row-major A K-major with a device transpose first, for
 # kernels that read it so, once the product is large enough to repay the transpose. On the
 # H200, transpose included (results/NOTES.md, session 4): +1.5% at 8192^3, +0.3% at 4096^3,
@@ -80,10 +90,15 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
     # a kernel's own entries, and on a tie of distance or where it has none as near, those
     # of the kernels whose parameters mean the same (6 is 5 with another epilogue)
     keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
-    near = db.near(queue.device, keys, *shape, within=NEAR_WITHIN,
-                   usable=lambda key, e: _fits(queue.device, kernel or key, key, e))
-    if not near:
+    every = db.near(queue.device, keys, *shape, within=math.inf,
+                    usable=lambda key, e: _fits(queue.device, kernel or key, key, e))
+    if not every:
         return None
+    waste = {id(e): _tile_waste(kernels.get(kernel or key), e["params"], shape) for key, e in every}
+    least = min(waste.values())     # an entry tuned at this very shape is always kept
+    near = db.near(queue.device, keys, *shape, within=NEAR_WITHIN,
+                   usable=lambda key, e: id(e) in waste and (waste[id(e)] <= TILE_WASTE * least
+                                                            or e["shape"] == tuple(shape)))
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
         return near[0]
 
@@ -97,6 +112,13 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
     times = [predicted(ke) for ke in near]
     best = min(range(len(near)), key=times.__getitem__)
     return near[best] if times[best] * WAVE_MARGIN < times[0] else near[0]
+
+
+def _tile_waste(kern: kernels.Kernel, params: Mapping[str, int],
+                shape: tuple[int, int, int]) -> float:
+    """The part of C that a configuration's whole tiles would compute at `shape`, over C."""
+    (tm, tn), (m, n, _) = kern.geometry.tile(params), shape
+    return rounded(m, tm) * rounded(n, tn) / (m * n)
 
 
 def _entry_split(entry: Mapping) -> tuple[tuple[int, int, int], int] | None:
@@ -240,9 +262,9 @@ class GemmPlan:
         the plan's `split_k` or the count `asked` instead. Auto, for parameters whose tune
         measured split-K counts (`tuned_split`): that count at the tuned shape; elsewhere the
         power of two nearest to the same total of work-groups, with slices no thinner than
-        the tuned ones or SPLIT_MIN_K, whichever is less. Otherwise: when C has too few
-        tiles to give every compute unit SPLIT_FILL work-groups, double the slices until it
-        does, keeping slices SPLIT_MIN_K deep. Auto halves a count whose partial sums would
+        the tuned ones over SPLIT_THINNER or SPLIT_MIN_K, whichever is less. Otherwise: when
+        C has too few tiles to give every compute unit SPLIT_FILL work-groups, double the
+        slices until it does, keeping slices SPLIT_MIN_K deep. Auto halves a count whose partial sums would
         not fit in one buffer. The count is then trimmed so that every slice holds at least
         one tile of k."""
         if not self.kernel.split_k:
@@ -263,7 +285,7 @@ class GemmPlan:
             else:
                 fill = self.tiles(*at)[0] * tuned
                 s = 2 ** max(0, round(math.log2(fill / groups)))
-                thinnest = min(SPLIT_MIN_K, at[2] // tuned)
+                thinnest = min(SPLIT_MIN_K, at[2] // tuned // SPLIT_THINNER)
                 while s > 1 and k // s < thinnest:
                     s //= 2
         else:

@@ -558,6 +558,32 @@ def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
     assert GemmPlan(queue, "3", shape=(32, 32 * cu, 64)).params == a
 
 
+def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
+    """Skinny products: an entry tuned at m = 16 with 16-row tiles is the nearest to m = 2
+    by the log distance, but computes 8 times the rows there; the entry with 4-row tiles
+    (2 times, the least) is taken. At m = 16 both waste nothing and the nearest stands; at
+    m = 12 the 16-row tile wastes 4/3 against 1 (within TILE_WASTE = 1.5), so it does too.
+    An entry tuned at the very shape is kept whatever it wastes."""
+    gemm_mod = sys.modules["clgemm.gemm"]
+    dev = queue.device
+    tall = dict(TSM=16, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    flat = dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    db.record_best(dev, "5", 16, 256, 256, tall, 10.0)
+    db.record_best(dev, "5", 1, 512, 512, flat, 1.0)
+    assert gemm_mod.TILE_WASTE == 1.5
+    assert db.near(dev, "5", 2, 256, 256)[0][1]["params"] == tall    # the nearest
+    assert GemmPlan(queue, "5", shape=(2, 256, 256)).params == flat
+    assert GemmPlan(queue, "5", shape=(16, 320, 320)).params == tall
+    assert GemmPlan(queue, "5", shape=(12, 256, 256)).params == tall
+    # along n too: a 4096 x 1 x 4096 product takes no 32-column tile if 4 will do
+    wide = dict(TSM=32, TSN=4, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    db.record_best(dev, "5", 512, 1, 512, wide, 1.0)
+    assert GemmPlan(queue, "5", shape=(256, 1, 256)).params == wide
+    # tuned right there, an entry stands even beside a less wasteful one
+    db.record_best(dev, "5", 2, 320, 320, tall, 5.0)
+    assert GemmPlan(queue, "5", shape=(2, 320, 320)).params == tall
+
+
 def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
     """A near entry whose configuration this device cannot launch (on the H200, 256 x 256
     x 32 tiles need 64 KiB of local memory; pocl has room, so its check is made to refuse
@@ -904,6 +930,11 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     # 32 x 32 x 4096: 4 slices of 1024 are deep enough
     assert GemmPlan(queue, "5", shape=(32, 32, 4096)).splits(32, 32, 4096) == 4
     db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": 16})
+    # SKINNY's 16 slices are 32 deep: 1 x 64 x 384 may take slices of 16 (SPLIT_THINNER = 2),
+    # so 16 slices; half that depth again is too thin (1 x 64 x 192: 8 slices, not 16)
+    assert gemm_mod.SPLIT_THINNER == 2
+    assert GemmPlan(queue, "5", shape=(1, 64, 384)).splits(1, 64, 384) == 16
+    assert GemmPlan(queue, "5", shape=(1, 64, 192)).splits(1, 64, 192) == 8
     plan = GemmPlan(queue, "5", shape=SKINNY)
     assert plan.splits(*SKINNY) == 16
     monkeypatch.setattr(gemm_mod.operands, "MAX_ELEMENTS", 4 * 64)   # 4 slices of 1 x 64

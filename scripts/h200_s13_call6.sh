@@ -1,0 +1,12 @@
+# Session 13, call 6 (~6 minutes). The closing bench with this session's database (six new
+# skinny entries) and gemm()'s tile-waste rule: kernels 5 and 6 against CLBlast (its
+# default database and the parameters from its own tuner) and cuBLAS, as in session 12's
+# call 4. (Call 4, the whole test suite, was refused a device and not run.)
+source .gpu/activate.sh >/dev/null
+export PYOPENCL_COMPILER_OUTPUT=0
+date -u
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
+timeout 400 python3 -m clgemm bench --kernels 5,6 --against clblast,cublas \
+  --clblast-params results/h200/clblast-xgemm-h200.json --out $OUT/bench 2>&1 \
+  | grep --line-buffered -v -i "warn\|lambda\|^ *$" | tail -40
+date -u
