@@ -38,7 +38,8 @@ SPLIT_FILL = 1
 SPLIT_MIN_K = 512
 # Away from its tuned shape, a tuned count's slices may be SPLIT_THINNER times thinner than
 # the tuned ones (or SPLIT_MIN_K deep, whichever is less). At 1 (session 11) a 4-row tile
-# tuned at 1x4096x4096 in 16 slices of 256 gave 1x2000x3000 8 slices, x0.89 (session 12)
+# tuned at 1x4096x4096 in 16 slices of 256 gave 1x2000x3000 8 slices, x0.89 (session 12);
+# at 2, 16 slices, x1.14 (span; session 13), and 16 x 2048 x 2048 x0.90
 SPLIT_THINNER = 2
 # Parameters for an untuned shape come from the tuned entries near it (within NEAR_WITHIN of
 # the nearest, in db.distance): each entry's measured time, rescaled by the groups and k
@@ -52,9 +53,11 @@ NEAR_WITHIN = 0.7
 WAVE_MARGIN = 1.05
 # Before that, entries whose tiles would compute more than TILE_WASTE times the least
 # padded C of any entry (tiles x tile size over m x n) are passed over, but for one tuned at
-# that very shape: the log distance
-# sees 1 x 4096 x 4096 and 16 x 4096 x 4096 as near, but a 16-row tile computes 16 rows for
-# m = 1 and a 4-row one 4 (session 13: skinny products lost up to 28% with the nearest entry)
+# that very shape: the log distance sees 1 x 4096 x 4096 and 16 x 4096 x 4096 as near, but
+# a 16-row tile computes 16 rows for m = 1 and a 4-row one 4. On the H200 (session 13, 34
+# shapes, with six skinny entries) the rule and the entries gave x1.095 (span) over the
+# database before, 1.36-1.96 at n = 1, 24 x 6000 x 6000 and 32 x 8192 x 8192, and lost 10%
+# at 12 x 4096 x 4096 (16 x 64 tiles in 8 slices, where 16 x 128 ones in 32 had done better)
 TILE_WASTE = 1.5
 # transposed_by="auto" also turns a row-major A K-major with a device transpose first, for
 # kernels that read it so, once the product is large enough to repay the transpose. On the
