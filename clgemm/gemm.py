@@ -190,6 +190,10 @@ class GemmPlan:
         if split_k != "auto" and (isinstance(split_k, (bool, np.bool_))
                                   or not isinstance(split_k, numbers.Integral) or split_k < 1):
             raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
+        if shape is not None and not (
+                len(shape) == 3 and all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                                        and d >= 1 for d in shape)):
+            raise ValueError(f"shape must be (m, n, k), three integers >= 1, not {shape!r}")
         self.pad, self.split_k = pad, (split_k if split_k == "auto" else int(split_k))
         self.queue = queue
         tuned = _tuned(queue, None if kernel is None else str(kernel), shape) \

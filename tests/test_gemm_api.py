@@ -9,7 +9,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import build, device, kernels, verify
+from clgemm import build, db, device, kernels, verify
 from clgemm.gemm import GemmPlan
 from clgemm.operands import is_transposed
 from clgemm.transpose import TransposePlan
@@ -40,8 +40,8 @@ def test_numpy_orders(queue, rng, order_a, order_b, kernel, params):
 @pytest.mark.parametrize("order_b", "CF")
 def test_array_in_array_out(queue, rng, order_a, order_b):
     a, b = rand(rng, 33, 17, order=order_a), rand(rng, 17, 29, order=order_b)
-    da, db = cla.to_device(queue, a), cla.to_device(queue, b)
-    dc = clgemm.gemm(queue, da, db, kernel="5", params=P5)
+    da, dB = cla.to_device(queue, a), cla.to_device(queue, b)
+    dc = clgemm.gemm(queue, da, dB, kernel="5", params=P5)
     assert isinstance(dc, cla.Array) and dc.queue is queue and dc.shape == (33, 29)
     assert close(dc.get(), verify.reference(a, b), 17)
 
@@ -461,6 +461,18 @@ def test_split_k_rule(queue):
     for bad in (0, -2, "3", 1.5, True):
         with pytest.raises(ValueError, match="split_k must be"):
             GemmPlan(queue, "5", P5, split_k=bad)
+
+
+def test_a_plan_for_a_shape_refuses_an_empty_or_malformed_one(queue, tmp_path, monkeypatch):
+    """GemmPlan(shape=...) looks the shape up in the tuning database: a zero there raised a
+    ZeroDivisionError from inside the lookup; now the error names the shape."""
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))    # a database of its own
+    monkeypatch.setattr(db, "_shipped", lambda: [])
+    db.record_best(queue.device, "5", 64, 64, 64, P5, 1.0)
+    for bad in ((0, 5, 5), (5, 0, 5), (5, 5, 0), (5, 5), (5, 5, 5.0), (True, 5, 5)):
+        with pytest.raises(ValueError, match=r"shape must be \(m, n, k\)"):
+            GemmPlan(queue, "5", shape=bad)
+    assert GemmPlan(queue, "5", shape=(np.int64(5), 5, 5)).params == P5
 
 
 @pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=1)),
