@@ -386,7 +386,15 @@ def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: 
     found.sort(key=lambda f: f[:3])
     if usable is not None:
         found = [f for f in found if usable(f[3], f[4])]
-    return [(key, e) for d, _, _, key, e in found if d <= found[0][0] + within]
+    return closest([(key, e) for *_, key, e in found], (m, n, k), within)
+
+
+def closest(ranked: list[tuple[str, dict]], shape: tuple[int, int, int],
+            within: float) -> list[tuple[str, dict]]:
+    """Of (kernel, entry) pairs ranked nearest first (as `near` gives them), those within
+    `within` of the first one's distance to `shape`."""
+    d = [round(distance(e["shape"], shape), 6) for _, e in ranked]
+    return [ke for ke, x in zip(ranked, d) if x <= d[0] + within] if ranked else []
 
 
 def lookup(dev: cl.Device, kernel: str | None, m: int, n: int, k: int) -> tuple[str, dict] | None:

@@ -97,11 +97,11 @@ def _choose(queue: cl.CommandQueue, kernel: str | None,
                     usable=lambda key, e: _fits(queue.device, kernel or key, key, e))
     if not every:
         return None
-    waste = {id(e): _tile_waste(kernels.get(kernel or key), e["params"], shape) for key, e in every}
-    least = min(waste.values())     # an entry tuned at this very shape is always kept
-    near = db.near(queue.device, keys, *shape, within=NEAR_WITHIN,
-                   usable=lambda key, e: id(e) in waste and (waste[id(e)] <= TILE_WASTE * least
-                                                            or e["shape"] == tuple(shape)))
+    waste = [_tile_waste(kernels.get(kernel or key), e["params"], shape) for key, e in every]
+    least = min(waste)              # an entry tuned at this very shape is always kept
+    near = db.closest([ke for ke, w in zip(every, waste)
+                       if w <= TILE_WASTE * least or ke[1]["shape"] == tuple(shape)],
+                      shape, NEAR_WITHIN)
     if len(near) == 1 or near[0][1]["shape"] == tuple(shape) or any("resident" not in e for _, e in near):
         return near[0]
 
