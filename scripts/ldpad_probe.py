@@ -25,16 +25,6 @@ import pyopencl as cl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from clgemm import device, operands, timing, verify  # noqa: E402
 from clgemm.gemm import GemmPlan  # noqa: E402
-from clgemm.operands import Matrix  # noqa: E402
-
-
-def upload(q: cl.CommandQueue, x: np.ndarray, pad: int) -> Matrix:
-    """x row-major in a buffer whose rows are `pad` floats longer (zeros there)."""
-    rows, cols = x.shape
-    host = np.zeros((rows, cols + pad), np.float32)
-    host[:, :cols] = x
-    buf = cl.Buffer(q.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-    return Matrix(buf, rows, cols, cols + pad)
 
 
 def main() -> None:
@@ -57,11 +47,18 @@ def main() -> None:
         rows = verify.sample_rows(rng, m, 64)
         ref = verify.reference(A[rows], B)
         launches = {}
+        widths = {"A": (m if a.kmajor else k), "B": n, "C": n}
+        for pad in pads:
+            for (name, cols), extra in zip(widths.items(), pad):
+                if (cols + extra) % plan.align:
+                    sys.exit(f"{s}: {name}'s leading dimension {cols} + {extra} is not a multiple of "
+                             f"the kernel's vector width {plan.align}")
         for pa, pb, pc in pads:
-            am = upload(q, np.ascontiguousarray(A.T) if a.kmajor else A, pa)
-            bm = upload(q, B, pb)
-            cm = upload(q, np.zeros((m, n), np.float32), pc)
-            operands.poison(q, cm)
+            # rows `pad` floats longer: ld = cols + pad (raw rounds cols up to a multiple of it)
+            x = np.ascontiguousarray(A.T) if a.kmajor else A
+            am = operands.raw(q, x, x.shape[1] + pa)
+            bm = operands.raw(q, B, n + pb)
+            cm = operands.poison(q, operands.zeros(q, m, n, n + pc))
             go = plan.bind(am, bm, cm, a_kmajor=bool(a.kmajor))
             cl.wait_for_events(go())
             host = np.empty((m, n + pc), np.float32)
