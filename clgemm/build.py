@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyopencl as cl
 
-from .device import nvidia_cc, shuffle_support
+from .device import has_tf32_mma, nvidia_cc, shuffle_support
 from .kernels import Kernel
 
 
@@ -48,10 +48,15 @@ _SHUFFLE_CODES = {"emulated": 0, "nvidia-ptx": 1, "khr": 2, "intel": 3}
 
 
 def device_options(context: cl.Context, kernel: Kernel) -> tuple[str, ...]:
-    """Options that follow from the device rather than the parameters: the shuffle mechanism."""
-    if not kernel.shuffle:
-        return ()
-    return (f"-DSHUFFLE={_SHUFFLE_CODES[shuffle_support(context.devices[0])]}",)
+    """Options that follow from the device rather than the parameters: the shuffle mechanism
+    and whether the tensor-core instruction exists."""
+    dev = context.devices[0]
+    opts = ()
+    if kernel.shuffle:
+        opts += (f"-DSHUFFLE={_SHUFFLE_CODES[shuffle_support(dev)]}",)
+    if kernel.mma:
+        opts += (f"-DMMA={int(has_tf32_mma(dev))}",)
+    return opts
 
 
 def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],

@@ -167,6 +167,13 @@ def shuffle_support(dev: cl.Device) -> str:
     return "emulated"                # through local memory
 
 
+def has_tf32_mma(dev: cl.Device) -> bool:
+    """Whether kernel 7 can issue mma.sync on TF32 by inline PTX: NVIDIA from compute
+    capability 8.0 (Ampere) on. Elsewhere it emulates the instruction."""
+    cc = nvidia_cc(dev)
+    return cc is not None and cc >= (8, 0)
+
+
 def describe(dev: cl.Device) -> dict:
     cc = nvidia_cc(dev)
     peak = peak_gflops(dev)

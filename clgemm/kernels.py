@@ -60,6 +60,7 @@ class Kernel:
     # work-groups far faster; measured with pocl 3.0 on a 2-core EPYC at 256^3.
     cpu_defaults: Mapping[str, int] = field(default_factory=dict)
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
+    mma: bool = False        # issues tensor-core MMAs by inline PTX where the device has them
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
@@ -327,6 +328,52 @@ _register(Kernel(
     # local memory counts the scratch that an emulated shuffle needs, on every device
     geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p) + 4 * _nt(p),
                                vector=lambda p: 4),
+))
+
+
+
+def _mma_constraints() -> tuple[Constraint, ...]:
+    return (
+        Constraint("WM divides TSM", lambda p: p["TSM"] % p["WM"] == 0),
+        Constraint("WN divides TSN", lambda p: p["TSN"] % p["WN"] == 0),
+        Constraint("at most 8 warps per work-group", lambda p: _warps(p) <= 8),
+        # 4 floats per MMA tile of 16 x 8; more than 128 leave too few registers for the
+        # fragments and their TF32 split
+        Constraint("WM*WN/32 <= 128 (the accumulators fit in registers)",
+                   lambda p: p["WM"] * p["WN"] // 32 <= 128),
+        Constraint("A-tile float4s TSM*TSK/4 split evenly over the work-group",
+                   lambda p: (p["TSM"] * p["TSK"] // 4) % (32 * _warps(p)) == 0),
+        Constraint("B-tile float4s TSK*TSN/4 split evenly over the work-group",
+                   lambda p: (p["TSK"] * p["TSN"] // 4) % (32 * _warps(p)) == 0),
+    )
+
+
+def _warps(p) -> int:
+    return (p["TSM"] // p["WM"]) * (p["TSN"] // p["WN"])
+
+
+def _mma_local_bytes(p) -> int:
+    # two buffers of padded tiles, and the scratch of the emulated MMA (6 words a lane),
+    # counted on every device like kernel 6's shuffle scratch
+    tiles = 2 * 4 * (p["TSM"] * (p["TSK"] + 4) + p["TSK"] * (p["TSN"] + 8))
+    return tiles + 4 * 6 * 32 * _warps(p)
+
+
+_register(Kernel(
+    key="7", name="tensor-cores", source="7_tensor_cores.cl", mma=True, exact=True,
+    technique="tile steps on the tensor cores, three TF32 MMAs per float product",
+    params=(
+        Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),
+        Param("TSN", 64, (32, 64, 128, 256), "columns of C per work-group"),
+        Param("TSK", 16, (8, 16, 32), "depth of the local tiles"),
+        Param("WM", 64, (16, 32, 64, 128), "rows of C per warp"),
+        Param("WN", 32, (8, 16, 32, 64, 128), "columns of C per warp"),
+    ),
+    cpu_defaults=dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16),
+    constraints=_mma_constraints(),
+    geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
+                      local=lambda p: (32 * (p["TSN"] // p["WN"]), p["TSM"] // p["WM"]),
+                      local_bytes=_mma_local_bytes, vector=lambda p: 4),
 ))
 
 DEFAULT_GEMM = "5"

@@ -57,6 +57,7 @@ inline void NAME(__global VT* C, const int row, const int colv, const int ldcv, 
                              arr[(o) + 2] = (v).z; arr[(o) + 3] = (v).w; }
 #define PACK4(arr, o) ((float4)(arr[(o)], arr[(o) + 1], arr[(o) + 2], arr[(o) + 3]))
 
+DEFINE_STORE_C_VEC(store_c2, float2, 2, UNPACK2)
 DEFINE_STORE_C_VEC(store_c4, float4, 4, UNPACK4)
 
 // The vector type of the wide-load kernels (4-6): floatW holds WIDTH floats.

@@ -21,7 +21,7 @@ from clgemm import build, device, kernels  # noqa: E402
 
 PATTERNS = ("ld.global.v4", "ld.global.nc.v4", "ld.global.v2", "ld.global.f32", "ld.shared.v4", "ld.shared.v2",
             "ld.shared.f32", "st.shared.v4", "st.shared.f32", "st.global.v4", "fma.rn.f32",
-            "ld.local", "st.local", "bar.sync", "shfl.sync")
+            "ld.local", "st.local", "bar.sync", "shfl.sync", "mma.sync", "cvt.rna.tf32")
 
 
 def main():

@@ -15,6 +15,7 @@ SMALL = {
           dict(TSM=32, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=1, PAD=1)],
     "6": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=1, PAD=0),
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
+    "7": [dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16), dict(TSM=32, TSN=64, TSK=16, WM=16, WN=32)],
 }
 
 SMALL_TRANSPOSE = {

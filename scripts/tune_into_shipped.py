@@ -1,0 +1,61 @@
+"""Tune a kernel at several shapes into a scratch database, then put the winners into the
+shipped database of this device (clgemm/tuned/<device>.json), each with a note saying
+where it came from. The one place for what sessions 10-13's device scripts each copied.
+
+    python3 scripts/tune_into_shipped.py --kernel 7 --shapes 8192x8192x8192,4096x4096x4096 \
+        --budget 100 --note "session 14 call 4 (scripts/h200_s14_call4.sh)" --out $OUT
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--shapes", required=True, help="MxNxK,...")
+    ap.add_argument("--budget", type=int, default=100)
+    ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
+    ap.add_argument("--note", required=True)
+    ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"))
+    ap.add_argument("--out", default=None, help="also write the updated database here")
+    a = ap.parse_args()
+    home = tempfile.mkdtemp(prefix="clgemm-tune-")
+    shipped = json.loads(Path(a.shipped).read_text())
+    for shape in a.shapes.split(","):
+        m, n, k = shape.split("x")
+        cmd = [sys.executable, "-m", "clgemm", "tune", "--kernel", a.kernel, "--m", m, "--n", n,
+               "--k", k, "--budget", str(a.budget), "--workers", "8", "--json"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout,
+                               env=dict(os.environ, CLGEMM_HOME=home), cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            print(f"tune {shape}: over {a.timeout} s, not shipped", flush=True)
+            continue
+        if p.returncode != 0:
+            print(f"tune {shape}: failed: {p.stderr.strip()[-500:]}", flush=True)
+            continue
+        report = json.loads(p.stdout)
+        (user,) = glob.glob(f"{home}/db/*.json")
+        entry = json.loads(Path(user).read_text())["entries"][a.kernel][shape]
+        entry["note"] = f"{a.note}: clgemm tune budget {a.budget}"
+        shipped["entries"].setdefault(a.kernel, {})[shape] = entry
+        best = report["best"]
+        print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} "
+              f"{round(best['gflops'])} GFLOPS", flush=True)
+    text = json.dumps(shipped, indent=1, sort_keys=True)
+    Path(a.shipped).write_text(text)
+    if a.out:
+        Path(a.out, Path(a.shipped).name).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
