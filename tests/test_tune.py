@@ -165,6 +165,23 @@ def test_budgeted_strategies(strategy):
     assert res.best["gflops"] == pytest.approx(max(synthetic_gflops(p) for p in ps))
 
 
+def test_a_budget_short_of_the_grid_takes_the_model_and_a_grid_starts_from_the_winners(queue):
+    """Auto strategy: a grid only when the budget covers every valid point. A grid cut short
+    by its budget still measures the defaults (kernel 2's default TS=32 is its last point)."""
+    k2 = kernels.get("2")
+    valid = [p for p in k2.space() if not k2.violations(p, queue.device)]
+    assert valid[-1] == k2.defaults
+    short = tune("2", 40, 40, 40, budget=len(valid) - 1, workers=1, repeat=2,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert short.counts["strategy"] == "tpe"
+    whole = tune("2", 40, 40, 40, budget=len(valid), workers=1, repeat=2, fresh=True,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert whole.counts["strategy"] == "grid"
+    first = tune("2", 40, 40, 40, strategy="grid", budget=1, workers=1, repeat=2, fresh=True,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert [r["params"] for r in first.records] == [k2.defaults]
+
+
 def test_time_limit_stops_the_sweep():
     t0 = time.time()
     res = tune("5", 64, 64, 64, strategy="random", time_limit=2, workers=2,
