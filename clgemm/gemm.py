@@ -91,10 +91,12 @@ _chosen: dict[tuple, tuple[str, dict] | None] = {}
 def _choose(queue: cl.CommandQueue, kernel: str | None,
             shape: tuple[int, int, int]) -> tuple[str, dict] | None:
     # a kernel's own entries, and on a tie of distance or where it has none as near, those
-    # of the kernels whose parameters mean the same (6 is 5 with another epilogue)
+    # of the kernels whose parameters mean the same (6 is 5 with another epilogue); without
+    # a kernel, those of every kernel but the ones taken only by name (opt_in)
     keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
     every = db.near(queue.device, keys, *shape, within=math.inf,
-                    usable=lambda key, e: _fits(queue.device, kernel or key, key, e))
+                    usable=lambda key, e: (kernel is not None or not kernels.get(key).opt_in)
+                    and _fits(queue.device, kernel or key, key, e))
     if not every:
         return None
     waste = [_tile_waste(kernels.get(kernel or key), e["params"], shape) for key, e in every]

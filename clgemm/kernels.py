@@ -61,6 +61,9 @@ class Kernel:
     cpu_defaults: Mapping[str, int] = field(default_factory=dict)
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
     mma: bool = False        # issues tensor-core MMAs by inline PTX where the device has them
+    # taken only when asked for by name: gemm() without a kernel passes over its tuned
+    # entries (kernel 7's arithmetic differs from float's at Inf and near overflow)
+    opt_in: bool = False
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
@@ -360,7 +363,7 @@ def _mma_local_bytes(p) -> int:
 
 
 _register(Kernel(
-    key="7", name="tensor-cores", source="7_tensor_cores.cl", mma=True, exact=True,
+    key="7", name="tensor-cores", source="7_tensor_cores.cl", mma=True, opt_in=True, exact=True,
     technique="tile steps on the tensor cores, three TF32 MMAs per float product",
     params=(
         Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),

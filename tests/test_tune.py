@@ -251,6 +251,20 @@ def test_nearest_shape_and_best_kernel(queue):
     assert GemmPlan(queue, "4", shape=(64, 64, 64)).tuned_at is None
 
 
+def test_an_opt_in_kernel_is_taken_only_by_name(queue):
+    """Kernel 7 (TF32 tensor cores) is faster in the database here, but gemm() without a
+    kernel keeps to the float kernels; asked for by name, it takes kernel 7's entry."""
+    dev = queue.device
+    p7 = dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16)
+    db.record_best(dev, "5", 64, 64, 64, SMALL["5"][0], 10.0)
+    db.record_best(dev, "7", 64, 64, 64, p7, 99.0)
+    assert kernels.get("7").opt_in and db.lookup(dev, None, 64, 64, 64)[0] == "7"
+    plan = GemmPlan(queue, None, shape=(64, 64, 64))
+    assert plan.kernel.key == "5" and plan.params == SMALL["5"][0]
+    named = GemmPlan(queue, "7", shape=(64, 64, 64))
+    assert named.kernel.key == "7" and named.params == p7 and named.tuned_at == "64x64x64"
+
+
 def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
     """gemm() chooses parameters on every call; the choice is kept per database state, and
     a new entry, whether written here or by another process, is seen by the next call."""
