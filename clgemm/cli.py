@@ -38,7 +38,7 @@ def _gemm_shape(default_size: int):
     def wrap(f):
         for opt in reversed((
             click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
-                         show_default=True, help="GEMM kernel number (1-6) or name"),
+                         show_default=True, help="GEMM kernel number (1-7) or name"),
             click.option("--size", type=click.IntRange(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
             click.option("--m", "m", type=click.IntRange(min=1), default=None,
@@ -298,7 +298,7 @@ def _int_list(text: str, what: str) -> list[int]:
     for part in text.split(","):
         lo, dash, hi = part.strip().partition("-")
         if not (lo.isdigit() and (not dash or hi.isdigit())):
-            raise click.BadParameter(f"{part!r} is not a number or a range like 1-6", param_hint=what)
+            raise click.BadParameter(f"{part!r} is not a number or a range like 1-7", param_hint=what)
         out += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
     if not out or min(out) < 1:
         raise click.BadParameter("values must be >= 1", param_hint=what)
@@ -307,7 +307,7 @@ def _int_list(text: str, what: str) -> list[int]:
 
 @main.command()
 @click.option("--kernels", "kernel_list", default="5", show_default=True,
-              help="GEMM kernels, e.g. 1-6 or 3,5")
+              help="GEMM kernels, e.g. 1-7 or 5,7")
 @click.option("--sizes", default=None, help="square sizes [default: 512,1024,2048,4096,8192 "
                                             "plus the odd shapes below]")
 @click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "

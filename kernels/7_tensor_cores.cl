@@ -4,13 +4,13 @@
 // warp-wide mma.sync.m16n8k8 on TF32 inputs (inline PTX: OpenCL C has no such builtin).
 // TF32 keeps 10 of float's 23 mantissa bits, so each float x is split into a TF32 head
 // h = round(x) and the remainder l = x - h, and every product takes three MMAs:
-// a*b ~ al*bh + ah*bl + ah*bh (the al*bl term is below float's rounding), accumulated in
-// float. Each operand then keeps ~21 bits against float's 24: the error on random data is
-// of the same order as the FFMA kernels' (measured, README of results/h200/).
-// The tiles are kernel 5's, double-buffered through registers with one barrier a tile;
-// both are stored as they lie in global memory (A m-major, B k-major), padded so that the
-// fragment reads hit 32 different banks. A work-group of (TSM/WM) x (TSN/WN) warps; each
-// warp owns a WM x WN block of C as (WM/16) x (WN/8) MMA tiles of 16 x 8.
+// a*b ~ al*bh + ah*bl + ah*bh (al*bl is below float's rounding). The tensor cores' adder
+// truncates, so each 8-deep step's three MMAs start from zero and a float add folds their
+// sum into the accumulator.
+// What the MMA's fixed lane layout changes with it: each warp owns a WM x WN block of C
+// as (WM/16) x (WN/8) MMA tiles of 16 x 8, and both local tiles are stored as they lie in
+// global memory (A with k along the row, B with n), padded so that the fragment reads hit
+// 32 different banks. Loads, the two buffers and the one barrier a tile are kernel 5's.
 //
 // Fragments of mma.m16n8k8 (PTX ISA): lane = 4*g + t (g = lane/4, t = lane%4) holds
 //   A (16 x 8):  a0 = (g, t), a1 = (g+8, t), a2 = (g, t+4), a3 = (g+8, t+4)
@@ -19,12 +19,28 @@
 //
 // Parameters: TSM, TSN (C tile per work-group), TSK (depth, a multiple of 8), WM, WN
 // (C block per warp, multiples of 16 and 8).
-// Constraints: the tile's float4 loads split evenly over the work-group; local memory
-// 2*(TSM*(TSK+4) + TSK*(TSN+8))*4 bytes; lda, ldb a multiple of 4, ldc of 2.
+// Constraints: the tile's float4 loads split evenly over the work-group; at most 8 warps;
+// local memory 2*(TSM*(TSK+4) + TSK*(TSN+8))*4 bytes; lda, ldb and ldc multiples of 4.
 // Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles).
 // Devices: MMA=1 (NVIDIA, compute capability 8.0 or later; the build sets it) runs the
 // PTX; elsewhere (pocl, Oclgrind) each MMA is emulated through local memory with the same
-// lane layout and TF32 truncation, so the index math runs and is checked on the CPU.
+// lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
+// are checked on the CPU.
+//
+// H200 (results/h200/README.md, session 14), verified against float64:
+// - these defaults (128 x 64 x 16, warps of 64 x 32; 168 registers, no spills): 55.2
+//   TFLOPS at 8192^3 and 53.4 at 4096^3, against kernel 5's 51.0 and 49.4; tuned (TPE,
+//   budget 60) 55.3 at 8192^3 (64 x 128 x 8, warps of 64 x 64) and 55.2 at 4096^3. In the
+//   closing bench 55.7 at 8192^3: 1.09x cuBLAS FP32, 1.27x CLBlast's best.
+// - error 5.8e-7 at 8192^3 against kernel 5's 1.6e-6; at small k about kernel 5's (8.5e-8
+//   against 6.4e-8 at 17 x 29 x 13). Where float differs: Inf in A or B gives NaN (Inf - Inf
+//   in the split), and operands below ~1e-34 keep TF32's precision (1.1e-5 for a row
+//   scaled by 1e-36).
+// - chained through the MMAs' own accumulator instead (no float adds) it ran at 70.4
+//   TFLOPS at 8192^3 (128 x 128 x 16, warps of 64 x 64) but lost ~K * 2^-24: 5.7e-5 at
+//   8192^3, over the tolerance. The float adds and the registers of the fresh sums cost
+//   that point 21% (255 registers, spills); smaller warp blocks with more warps per
+//   multiprocessor took most of it back.
 
 #ifndef TSM
 #define TSM 128
@@ -51,9 +67,13 @@
 #define NT (32 * WARPS_N * (TSM / WM))  // work-items per group
 #define MI (WM / 16)                    // MMA tiles per warp along m
 #define NJ (WN / 8)                     // MMA tiles per warp along n
-#define AS4 ((TSK + 4) / 4)             // float4s per m-row of the A tile (+4 floats:
-                                        // rows g = 0..7 start 4g+... banks apart)
-#define BS4 ((TSN + 8) / 4)             // float4s per k-row of the B tile (+8 floats)
+// Row strides of the local tiles, in float4s. A fragment read has lane (g, t) at A row g,
+// column t (8 rows x 4 columns), or at B row t, column g (4 rows x 8 columns). Rows of
+// TSK + 4 floats start A's 8 rows at 8 different multiples of 4 banks (TSK = 8, 16, 32),
+// which t fills; rows of TSN + 8 start B's 4 rows 8 banks apart (TSN a multiple of 32),
+// which g fills: 32 different banks either way, no conflict.
+#define AS4 ((TSK + 4) / 4)
+#define BS4 ((TSN + 8) / 4)
 #define LPTA (TSM * TSK / 4 / NT)       // A float4s each work-item loads per tile
 #define LPTB (TSK * TSN / 4 / NT)       // B float4s each work-item loads per tile
 

@@ -330,7 +330,7 @@ from hypothesis import strategies as st  # noqa: E402
 @given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40),
        ta=st.booleans(), tb=st.booleans(), orders=st.sampled_from(["CCC", "FCF", "CFC", "FFF", "FFC"]),
        with_c=st.booleans(), beta=st.sampled_from([0.0, 1.0, -0.5]), as_array=st.booleans(),
-       kernel=st.sampled_from(["3", "5", "6"]), by=st.sampled_from(["transpose", "kernel", "auto"]))
+       kernel=st.sampled_from(["3", "5", "6", "7"]), by=st.sampled_from(["transpose", "kernel", "auto"]))
 def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel, by):
     rng = np.random.default_rng()
     a = rand(rng, *((k, m) if ta else (m, k)), order=orders[0])
@@ -338,11 +338,12 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
     c0 = rand(rng, m, n, order=orders[2])
     put = (lambda x: cla.to_device(queue, x)) if as_array else (lambda x: x.copy(order="K"))
     params = {"3": dict(TSM=16, TSN=16, TSK=4, WPTM=2, WPTN=2),
-              "5": P5, "6": dict(P5, WIDTH=2, WPTN=4, WPTM=4)}[kernel]
+              "5": P5, "6": dict(P5, WIDTH=2, WPTN=4, WPTM=4),
+              "7": dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16)}[kernel]
     c = put(c0) if with_c else None
     out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
                       kernel=kernel, params=params,
-                      transposed_by="transpose" if kernel == "3" and by == "kernel" else by)
+                      transposed_by="transpose" if kernel in ("3", "7") and by == "kernel" else by)
     got = out.get() if as_array else out
     ref = verify.reference(a.T if ta else a, b.T if tb else b, 1.5, beta if with_c else 0.0, c0)
     assert got.shape == (m, n)
