@@ -48,7 +48,7 @@ class Geometry:
 
 @dataclass(frozen=True)
 class Kernel:
-    key: str                 # registry key: "1".."6" for GEMM, "naive" etc. for transposes
+    key: str                 # registry key: "1".."7" for GEMM, "naive" etc. for transposes
     name: str
     source: str              # file name under kernels/
     params: tuple[Param, ...]

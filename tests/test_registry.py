@@ -53,6 +53,28 @@ def test_geometry():
     assert k.geometry.global_size(p, 130, 1000) == (8 * 32, 3 * 4)
 
 
+def test_tensor_core_geometry_and_build_option(queue):
+    """Kernel 7: one warp of 32 work-items per WM x WN block of the tile, the emulation's
+    scratch counted in local memory, and MMA=1 only on NVIDIA from compute capability 8.0."""
+    from types import SimpleNamespace
+    from clgemm import build, device
+    k = kernels.get("7")
+    p = dict(TSM=128, TSN=64, TSK=16, WM=64, WN=32)
+    assert k.geometry.local_size(p) == (64, 2)                     # 2 x 2 warps
+    assert k.geometry.global_size(p, 130, 100) == (2 * 64, 2 * 2)
+    assert k.geometry.local_bytes(p) == 2 * 4 * (128 * 20 + 16 * 72) + 4 * 6 * 128
+    assert k.violations(dict(p, TSN=32, WM=128, WN=32)) == []      # one warp
+    assert "at most 8 warps per work-group" in k.violations(dict(p, TSM=256, TSN=256, WM=32, WN=32))
+
+    def nv(major, minor, ext="cl_nv_device_attribute_query"):
+        return SimpleNamespace(extensions=ext, compute_capability_major_nv=major,
+                               compute_capability_minor_nv=minor)
+    assert device.has_tf32_mma(nv(9, 0)) and device.has_tf32_mma(nv(8, 0))
+    assert not device.has_tf32_mma(nv(7, 5)) and not device.has_tf32_mma(nv(9, 0, ext=""))
+    assert build.device_options(queue.context, k) == ("-DMMA=0",)   # the CPU: emulated
+    assert build.device_options(queue.context, kernels.get("5")) == ()
+
+
 def test_space_and_counts():
     k = kernels.get("5")
     pts = list(k.space())
