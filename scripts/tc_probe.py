@@ -1,20 +1,22 @@
 """Kernel 7 (tensor cores, three TF32 MMAs per product) at several parameter points against
 kernel 5 as gemm() picks it, interleaved rounds at each size, every output verified against
 float64 on fresh data (same seed for every contender in a round, so their errors compare),
-then odd shapes verified with the first point.
+then odd shapes verified with the first point. --source adds another source of kernel 7
+(a candidate change) at every point.
 
     python3 scripts/tc_probe.py --sizes 4096,8192 --rounds 2 --out DIR \
         --point 128,128,16,64,32 --point 128,128,16,32,64
 """
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from clgemm import device, verify  # noqa: E402
+from clgemm import device, kernels, verify  # noqa: E402
 from clgemm.run import run_gemm  # noqa: E402
 
 ODD = [(1, 1, 1), (17, 29, 13), (131, 257, 65), (1000, 1001, 999), (4097, 8, 4096),
@@ -27,14 +29,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--point", action="append", default=[], help="TSM,TSN,TSK,WM,WN")
     ap.add_argument("--out", default=".")
+    ap.add_argument("--source", default=None,
+                    help="another source of kernel 7 under kernels/, timed at each point too")
     a = ap.parse_args()
     q = device.queue(device.select())
+    if a.source:
+        kernels.GEMM["7v"] = dataclasses.replace(kernels.get("7"), key="7v", source=a.source)
     names = ("TSM", "TSN", "TSK", "WM", "WN")
     points = [dict(zip(names, map(int, p.split(",")))) for p in a.point]
     rows = []
     for s in map(int, a.sizes.split(",")):
         for rnd in range(a.rounds):
-            for label, kern, params in [("k5", "5", None)] + [(f"k7 {p}", "7", p) for p in points]:
+            variants = ["7", "7v"] if a.source else ["7"]
+            for label, kern, params in [("k5", "5", None)] + [
+                    (f"k{v} {p}", v, p) for p in points for v in variants]:
                 try:
                     r = run_gemm(q, s, s, s, kernel=kern, params=params, seed=100 * s + rnd,
                                  repeat=10 if s <= 4096 else 5)
