@@ -62,7 +62,8 @@ class Kernel:
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
     mma: bool = False        # issues tensor-core MMAs by inline PTX where the device has them
     # taken only when asked for by name: gemm() without a kernel passes over its tuned
-    # entries (kernel 7's arithmetic differs from float's at Inf and near overflow)
+    # entries (kernel 7's TF32 split gives NaN for Inf and TF32's precision to operands
+    # below ~1e-34)
     opt_in: bool = False
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
@@ -332,7 +333,6 @@ _register(Kernel(
     geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p) + 4 * _nt(p),
                                vector=lambda p: 4),
 ))
-
 
 
 def _mma_constraints() -> tuple[Constraint, ...]:
