@@ -89,7 +89,9 @@ def devices(device_spec) -> None:
                    f"{d['max_alloc_bytes'] / 2**30:.1f} GiB, max work-group {d['max_work_group_size']}")
         shuffle = {"nvidia-ptx": "inline PTX shfl.sync", "khr": "cl_khr_subgroup_shuffle",
                    "intel": "cl_intel_subgroups", "emulated": "none (emulated in local memory)"}
-        click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}")
+        click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}, "
+                   f"TF32 tensor-core MMA (kernel 7): "
+                   + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)"))
     hint = devmod.nvidia_icd_hint()
     if hint:
         click.echo("\n" + hint)
@@ -155,7 +157,9 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         sibling = f"kernel {r['tuned_kernel']} on " if r["tuned_kernel"] not in (None, r["kernel"]) else ""
         src = {"tuned": f"tuned for {sibling}this device at {r['tuned_at']}", "defaults": "registry defaults",
                "given": "as given"}[base] + (", some as given" if given else "")
-        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique})")
+        emulated = "  (MMA EMULATED in local memory on this device: slow)" \
+            if kernel.mma and not devmod.has_tf32_mma(queue.device) else ""
+        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique}){emulated}")
         click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
             (" op(B)=B^T" if trans_b else "")

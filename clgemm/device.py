@@ -193,6 +193,7 @@ def describe(dev: cl.Device) -> dict:
         "fp64": bool(dev.double_fp_config) if hasattr(dev, "double_fp_config") else False,
         "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
         "shuffle": shuffle_support(dev),
+        "tf32_mma": has_tf32_mma(dev),
         "fp32_peak_gflops": round(peak, 1) if peak else None,
     }
 

@@ -20,8 +20,15 @@ def test_devices_lists_capabilities():
     r = invoke("devices")
     assert r.exit_code == 0, r.output
     for word in ("compute units", "global", "local", "max alloc", "max work-group", "fp64",
-                 "shuffle"):
+                 "shuffle", "TF32 tensor-core MMA (kernel 7)"):
         assert word in r.output
+
+
+def test_run_says_when_kernel_7_is_emulated(queue):
+    from clgemm import device
+    r = invoke("run", "--kernel", "7", "--size", "40", "--repeat", "1")
+    assert r.exit_code == 0 and "PASS" in r.output, r.output
+    assert ("MMA EMULATED" in r.output) != device.has_tf32_mma(queue.device)
 
 
 def test_devices_for_one_device():
