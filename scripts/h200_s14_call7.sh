@@ -1,6 +1,7 @@
 # Session 14, call 7 (~3 minutes). Kernel 7's fresh sums folded in once a tile instead of
-# once per 8-deep step (kernels/zz_k7f.cl, an untracked probe, carried; to rerun, copy
-# results/h200/session14/probes/k7_sums_once_a_tile.cl there): B's fragments of the whole
+# once per 8-deep step (kernels/zz_k7f.cl, an untracked probe, carried; to rerun:
+# patch -o kernels/zz_k7f.cl kernels/7_tensor_cores.cl \
+#   results/h200/session14/probes/k7_sums_once_a_tile.patch): B's fragments of the whole
 # tile split up front, then per
 # MMA row i the TSK/8 steps' MMAs into one fresh sum. Predicted: half (TSK=16) or a quarter
 # (TSK=32) of the float adds and of the waits on a finished sum, error ~3F*2^-24 (F steps),
