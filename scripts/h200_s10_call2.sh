@@ -4,8 +4,4 @@
 source .gpu/activate.sh >/dev/null
 export PYOPENCL_COMPILER_OUTPUT=0
 date -u
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
-timeout 520 python3 -m clgemm bench --kernels 5,6 --against clblast,cublas \
-  --clblast-params results/h200/clblast-xgemm-h200.json --out $OUT/bench 2>&1 \
-  | grep --line-buffered -v -i "warn\|lambda\|^ *$" | tail -40
-date -u
+bash scripts/h200_bench.sh 5,6 520 40

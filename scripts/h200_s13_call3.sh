@@ -8,28 +8,9 @@
 source .gpu/activate.sh >/dev/null
 export PYOPENCL_COMPILER_OUTPUT=0
 date -u
-for s in "8 8192 8192" "64 4096 4096"; do
-  set -- $s
-  CLGEMM_HOME=$OUT/home timeout 150 python3 -m clgemm tune --kernel 5 --m $1 --n $2 --k $3 \
-    --budget 100 --workers 8 --json 2>/dev/null > $OUT/tune-$1x$2x$3.json
-done
-python3 - <<'PY'
-import json, os
-out = os.environ["OUT"]
-user = json.load(open(f"{out}/home/db/nvidia-h200-580.159.04.json"))
-shipped = json.load(open("clgemm/tuned/nvidia-h200.json"))
-for shape in ("8x8192x8192", "64x4096x4096"):
-    r = json.load(open(f"{out}/tune-{shape}.json"))
-    w = r["best"]
-    print(f"tune {shape}:", round(r["seconds"]), "s, winner", w["params"], "splits", w.get("splits"), round(w["gflops"]), "GFLOPS")
-    for f in r["finalists"]:
-        print("  finalist", round(f["gflops"]), f["params"])
-    entry = user["entries"]["5"][shape]
-    entry["note"] = "session 13 call 3 (scripts/h200_s13_call3.sh): clgemm tune budget 100"
-    shipped["entries"]["5"][shape] = entry
-json.dump(shipped, open("clgemm/tuned/nvidia-h200.json", "w"), indent=1, sort_keys=True)
-json.dump(shipped, open(f"{out}/nvidia-h200.json", "w"), indent=1, sort_keys=True)
-PY
+python3 scripts/tune_into_shipped.py --kernel 5 --budget 100 --timeout 150 --out $OUT \
+  --shapes 8x8192x8192,64x4096x4096 \
+  --note "session 13 call 3 (scripts/h200_s13_call3.sh)" 2>&1 | grep -v -i warn
 date -u
 timeout 300 python3 scripts/ab_versions.py --versions before=zz_before,after1=zz_after1,after2=. \
   --kernel 5 --rounds 2 --out $OUT/ab5.jsonl \

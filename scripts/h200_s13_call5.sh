@@ -11,26 +11,9 @@
 source .gpu/activate.sh >/dev/null
 export PYOPENCL_COMPILER_OUTPUT=0
 date -u
-for s in "32 8192 8192" "128 4096 4096"; do
-  set -- $s
-  CLGEMM_HOME=$OUT/home timeout 150 python3 -m clgemm tune --kernel 5 --m $1 --n $2 --k $3 \
-    --budget 100 --workers 8 --json 2>/dev/null > $OUT/tune-$1x$2x$3.json
-done
-python3 - <<'PY'
-import json, os
-out = os.environ["OUT"]
-user = json.load(open(f"{out}/home/db/nvidia-h200-580.159.04.json"))
-shipped = json.load(open("clgemm/tuned/nvidia-h200.json"))
-for shape in ("32x8192x8192", "128x4096x4096"):
-    r = json.load(open(f"{out}/tune-{shape}.json"))
-    w = r["best"]
-    print(f"tune {shape}:", round(r["seconds"]), "s, winner", w["params"], "splits", w.get("splits"), round(w["gflops"]), "GFLOPS")
-    entry = user["entries"]["5"][shape]
-    entry["note"] = "session 13 call 5 (scripts/h200_s13_call5.sh): clgemm tune budget 100"
-    shipped["entries"]["5"][shape] = entry
-json.dump(shipped, open("clgemm/tuned/nvidia-h200.json", "w"), indent=1, sort_keys=True)
-json.dump(shipped, open(f"{out}/nvidia-h200.json", "w"), indent=1, sort_keys=True)
-PY
+python3 scripts/tune_into_shipped.py --kernel 5 --budget 100 --timeout 150 --out $OUT \
+  --shapes 32x8192x8192,128x4096x4096 \
+  --note "session 13 call 5 (scripts/h200_s13_call5.sh)" 2>&1 | grep -v -i warn
 date -u
 timeout 330 python3 scripts/ab_versions.py --versions before=zz_before,after=. \
   --kernel 5 --rounds 2 --out $OUT/ab5.jsonl \

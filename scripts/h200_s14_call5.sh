@@ -12,7 +12,4 @@ python3 scripts/tune_into_shipped.py --kernel 7 --budget 60 --timeout 120 --out 
   --shapes 8192x8192x8192,4096x4096x4096,2048x2048x2048,4000x4000x4000 \
   --note "session 14 call 5 (scripts/h200_s14_call5.sh)" 2>&1 | grep -v -i warn
 date -u
-timeout 400 python3 -m clgemm bench --kernels 5,6,7 --against clblast,cublas \
-  --clblast-params results/h200/clblast-xgemm-h200.json --out $OUT/bench 2>&1 \
-  | grep --line-buffered -v -i "warn\|lambda\|^ *$" | tail -50
-date -u
+bash scripts/h200_bench.sh 5,6,7 400 50

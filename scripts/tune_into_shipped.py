@@ -26,7 +26,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
     ap.add_argument("--note", required=True)
     ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"))
-    ap.add_argument("--out", default=None, help="also write the updated database here")
+    ap.add_argument("--out", default=None,
+                    help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
     home = tempfile.mkdtemp(prefix="clgemm-tune-")
     shipped = json.loads(Path(a.shipped).read_text())
@@ -44,13 +45,17 @@ def main():
             print(f"tune {shape}: failed: {p.stderr.strip()[-500:]}", flush=True)
             continue
         report = json.loads(p.stdout)
+        if a.out:
+            Path(a.out, f"tune-{shape}.json").write_text(p.stdout)
         (user,) = glob.glob(f"{home}/db/*.json")
         entry = json.loads(Path(user).read_text())["entries"][a.kernel][shape]
         entry["note"] = f"{a.note}: clgemm tune budget {a.budget}"
         shipped["entries"].setdefault(a.kernel, {})[shape] = entry
         best = report["best"]
-        print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} "
-              f"{round(best['gflops'])} GFLOPS", flush=True)
+        print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} splits "
+              f"{best.get('splits')} {round(best['gflops'])} GFLOPS", flush=True)
+        for f in report["finalists"]:
+            print("  finalist", round(f["gflops"]), f["params"], flush=True)
     text = json.dumps(shipped, indent=1, sort_keys=True)
     Path(a.shipped).write_text(text)
     if a.out:
