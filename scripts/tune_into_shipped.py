@@ -18,10 +18,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def shapes(text: str) -> list[tuple[str, str, str]]:
+    """MxNxK,... as (m, n, k) strings of positive integers; argparse names a bad one."""
+    out = [tuple(s.split("x")) for s in text.split(",")]
+    for shape, parts in zip(text.split(","), out):
+        if len(parts) != 3 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+            raise argparse.ArgumentTypeError(f"{shape!r} is not MxNxK with three integers >= 1")
+    return [tuple(str(int(p)) for p in parts) for parts in out]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel", required=True)
-    ap.add_argument("--shapes", required=True, help="MxNxK,...")
+    ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
     ap.add_argument("--note", required=True)
@@ -31,8 +40,8 @@ def main():
     a = ap.parse_args()
     home = tempfile.mkdtemp(prefix="clgemm-tune-")
     shipped = json.loads(Path(a.shipped).read_text())
-    for shape in a.shapes.split(","):
-        m, n, k = shape.split("x")
+    for m, n, k in a.shapes:
+        shape = f"{m}x{n}x{k}"
         cmd = [sys.executable, "-m", "clgemm", "tune", "--kernel", a.kernel, "--m", m, "--n", n,
                "--k", k, "--budget", str(a.budget), "--workers", "8", "--json"]
         try:
