@@ -339,6 +339,21 @@ def stamp(dev: cl.Device) -> tuple:
     return device_key(dev), tuple(_shipped()), user, version, _written
 
 
+def version(dev: cl.Device) -> tuple:
+    """A cheap stand-in for `stamp`, for gemm()'s plan cache, which asks on every call: this
+    process's own writes count at once, and another process's tune is seen within
+    RESTAT_S, since the user database's file is stat'ed at most that often."""
+    now = time.monotonic()
+    seen = _seen.get(dev.int_ptr)
+    if seen is None or now - seen[0] >= RESTAT_S:
+        seen = _seen[dev.int_ptr] = (now, stamp(dev))
+    return seen[1], _written
+
+
+RESTAT_S = 1.0
+_seen: dict[int, tuple[float, tuple]] = {}
+
+
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver are used only when none matches
