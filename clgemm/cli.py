@@ -105,6 +105,15 @@ def _split_k(ctx, param, value: str) -> int | str:
     return int(value)
 
 
+def _scalar(ctx, param, value: float) -> float:
+    """--alpha and --beta, checked as run_gemm() checks them (run.scalar)."""
+    from .run import scalar
+    try:
+        return scalar(value, param.name)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @main.command()
 @_gemm_shape(default_size=1024)
 @click.option("--repeat", type=click.IntRange(min=1), default=None,
@@ -112,8 +121,8 @@ def _split_k(ctx, param, value: str) -> int | str:
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE",
               help="kernel parameter (repeatable)")
-@click.option("--alpha", type=float, default=1.0, show_default=True)
-@click.option("--beta", type=float, default=0.0, show_default=True)
+@click.option("--alpha", type=float, default=1.0, show_default=True, callback=_scalar)
+@click.option("--beta", type=float, default=0.0, show_default=True, callback=_scalar)
 @click.option("--trans-a", is_flag=True, help="A is given as K x M; use its transpose")
 @click.option("--trans-b", is_flag=True, help="B is given as N x K; use its transpose")
 @click.option("--transposed-by", type=click.Choice(["auto", "transpose", "kernel"]), default="auto",

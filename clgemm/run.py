@@ -3,6 +3,7 @@ the tuner and the benchmark record."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -30,6 +31,20 @@ def _device_fields(dev: cl.Device) -> dict:
             "driver": dev.driver_version.strip()}
 
 
+def scalar(x: object, name: str) -> float:
+    """alpha or beta for a measured run: the library's own check (operands.scalar, so that
+    `clgemm run`, run_gemm() and gemm() refuse the same values with the same message), and
+    a finite value, since the run checks its result against float64: gemm() propagates a
+    NaN or infinite alpha or beta as BLAS does, but it makes every element of the result
+    non-finite, and the check could not tell a right result from a wrong one."""
+    v = operands.scalar(x, name)
+    if not math.isfinite(v):
+        raise ValueError(f"{name}={v!r} is not finite: clgemm run checks its result against "
+                         f"float64, and a non-finite {name} makes every element non-finite "
+                         f"(gemm() accepts it and propagates it, as BLAS does)")
+    return v
+
+
 def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object = None,
              params: Mapping[str, object] | None = None, repeat: int | None = None,
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
@@ -43,6 +58,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
     (the kernels are deterministic; a difference means a race)."""
+    alpha, beta = scalar(alpha, "alpha"), scalar(beta, "beta")
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
                             pad=pad, split_k=split_k)
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)

@@ -63,14 +63,17 @@ def test_run_json():
     assert d["gflops"] > 0
 
 
-def test_run_json_is_strict_when_the_check_fails():
-    """A NaN alpha makes every element NaN: the error is infinite, which strict JSON cannot
-    spell, so it is null; and a NaN that stays NaN is no race."""
-    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "nan", "--json")
+def test_run_json_is_strict_when_the_check_fails(monkeypatch):
+    """Operands of NaN make every element NaN: the error is infinite, which strict JSON
+    cannot spell, so it is null; and a NaN that stays NaN is no race."""
+    import numpy as np
+    monkeypatch.setattr(verify, "random_matrix",
+                        lambda rng, rows, cols: np.full((rows, cols), np.nan, np.float32))
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--json")
     assert r.exit_code == 1
     d = json.loads(r.output.strip().splitlines()[-1], parse_constant=pytest.fail)
     assert d["verified"] is False and d["rel_error"] is None
-    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "nan")
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1")
     assert r.exit_code == 1 and "FAIL" in r.output and "race" not in r.output
 
 
@@ -165,3 +168,35 @@ def test_run_transposed_by_kernel_on_a_kernel_that_cannot_names_the_flag():
     r = invoke("run", "--kernel", "3", "--size", "16", "--trans-a", "--transposed-by", "kernel")
     assert r.exit_code != 0 and "Traceback" not in r.output
     assert "cannot read transposed operands" in r.output and "--transposed-by transpose" in r.output
+
+
+@pytest.mark.parametrize("name,value", [("alpha", "1e40"), ("beta", "-3.5e38")])
+def test_run_refuses_a_scalar_beyond_float32_with_gemms_message(queue, monkeypatch, name, value):
+    """alpha and beta go through the library's own check (operands.scalar): `clgemm run`,
+    run_gemm() and gemm() refuse the same value with the same message, before compiling."""
+    import numpy as np
+    from clgemm import build
+    from clgemm.gemm import gemm
+    from clgemm.run import run_gemm
+    a = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError) as lib:
+        gemm(queue, a, a, kernel="1", **{name: float(value)})
+    message = str(lib.value)
+    assert message == f"{name}={float(value)!r} is beyond float32's range (the kernels compute in float32)"
+    monkeypatch.setattr(build, "compile_source", lambda *a, **kw: pytest.fail("compiled"))
+    with pytest.raises(ValueError) as run:
+        run_gemm(queue, 4, 4, 4, kernel="1", **{name: float(value)})
+    assert str(run.value) == message
+    r = invoke("run", "--kernel", "1", "--size", "8", f"--{name}", value)
+    assert r.exit_code == 2 and "Traceback" not in r.output and "FAIL" not in r.output
+    assert r.output.strip().splitlines()[-1] == f"Error: Invalid value for '--{name}': {message}"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_run_refuses_a_non_finite_scalar(value):
+    """gemm() propagates a NaN or infinite alpha as BLAS does; `clgemm run` checks its result
+    against float64, which such an alpha makes non-finite everywhere, so it refuses it
+    up front instead of reporting a failed check."""
+    r = invoke("run", "--kernel", "1", "--size", "8", "--alpha", value)
+    assert r.exit_code == 2 and "Traceback" not in r.output and "FAIL" not in r.output
+    assert f"Invalid value for '--alpha': alpha={float(value)!r} is not finite" in r.output
