@@ -381,6 +381,37 @@ def entries_for(dev: cl.Device) -> dict:
     return merged
 
 
+def thresholds(dev: cl.Device) -> dict[str, float]:
+    """The launch heuristics' thresholds measured for this device (clgemm.heuristics), from
+    the "thresholds" object of its databases (the user's over the shipped ones); positive
+    numbers only, anything else is skipped with a warning naming the file."""
+    now = stamp(dev)
+    if now in _thresholds:
+        return _thresholds[now]
+    key, shipped, user, version, _ = now
+    out: dict[str, float] = {}
+    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
+    for path in files:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue                     # entries_for warns about it
+        if not isinstance(doc, dict) or doc.get("device", "").split(" | ")[0] != key.split(" | ")[0]:
+            continue
+        for name, value in (doc.get("thresholds") or {}).items():
+            if _positive(value):
+                out[name] = float(value)
+            else:
+                warnings.warn(f"{path}: threshold {name!r} = {value!r} ignored (want a positive "
+                              f"number)", DataWarning, stacklevel=2)
+    _thresholds.clear()
+    _thresholds[now] = out
+    return out
+
+
+_thresholds: dict = {}
+
+
 def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     """How far apart two shapes are: the sum of |log| of their dimensions' ratios."""
     return sum(abs(math.log(x / y)) for x, y in zip(a, b))
