@@ -1,9 +1,13 @@
-"""clgemm: OpenCL SGEMM kernels, from naive to double-buffered, and their auto-tuner."""
+"""clgemm: OpenCL SGEMM kernels grown one technique at a time, from a naive kernel to
+register-blocked, double-buffered ones and onto the tensor cores, with a library call, a
+reusable plan for hot loops, and an auto-tuner."""
 
 from .build import BuildError
 from .device import DeviceNotFound
-from .gemm import GemmPlan, gemm
+from .gemm import Plan, cache_info, gemm, memory_pool
 from .kernels import GEMM, TRANSPOSE
+from .launch import GemmPlan
 from .transpose import transpose
 
-__all__ = ["gemm", "transpose", "GemmPlan", "GEMM", "TRANSPOSE", "BuildError", "DeviceNotFound"]
+__all__ = ["gemm", "Plan", "memory_pool", "cache_info", "transpose", "GemmPlan", "GEMM",
+           "TRANSPOSE", "BuildError", "DeviceNotFound"]

@@ -124,15 +124,50 @@ def footprint(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
     return int(found.group(1)), int(smem.group(1)) if smem else kernel.geometry.local_bytes(params)
 
 
+class Bound:
+    """A kernel object with its arguments set, as a call that only enqueues it: pyopencl's
+    kernel(...) sets every argument again on each call, 87-128 us of host time a launch on
+    the H200 against 13-17 us bound. `args` holds the buffers among the arguments alive (a
+    kernel argument does not); `set` changes one argument, which is how a cached layout
+    points the launch at the caller's next buffers. The kernel object comes from a pool and
+    goes back to it when the Bound is dropped: creating one costs ~150 us in pyopencl (it
+    fetches its argument setter from a disk cache)."""
+
+    __slots__ = ("queue", "knl", "global_size", "local_size", "args", "__weakref__")
+
+    def __init__(self, queue: cl.CommandQueue, knl: cl.Kernel, global_size: tuple,
+                 local_size: tuple, args: list):
+        self.queue, self.knl, self.args = queue, knl, args
+        self.global_size, self.local_size = global_size, local_size
+
+    def __call__(self, wait_for: list | None = None) -> cl.Event:
+        return cl.enqueue_nd_range_kernel(self.queue, self.knl, self.global_size,
+                                          self.local_size, wait_for=wait_for)
+
+    def set(self, index: int, value: object) -> None:
+        self.knl.set_arg(index, value)
+        self.args[index] = value
+
+
+class BoundCopy:
+    """A flat device copy as a call that only enqueues it; args are [bytes, src, dst]."""
+
+    __slots__ = ("queue", "args")
+
+    def __init__(self, queue: cl.CommandQueue, args: list):
+        self.queue, self.args = queue, args
+
+    def __call__(self, wait_for: list | None = None) -> cl.Event:
+        nbytes, src, dst = self.args
+        return cl.enqueue_copy(self.queue, dst, src, byte_count=nbytes, wait_for=wait_for)
+
+    def set(self, index: int, value: object) -> None:
+        self.args[index] = value
+
+
 def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tuple,
-         local_size: tuple, args: Sequence, held: tuple = ()) -> Callable[[], cl.Event]:
-    """A kernel object with `args` set once, as a call that only enqueues it. pyopencl's
-    kernel(...) sets every argument again on each call: 87-128 us of host time a launch on
-    the H200 against 13-17 us bound (scripts/span_probe.py). The call holds `held` (the
-    buffers among the arguments): a kernel argument does not keep its buffer alive.
-    The kernel object comes from a pool and goes back to it when the call is dropped:
-    creating one costs ~150 us in pyopencl (it fetches its argument setter from a disk
-    cache), which was a third of gemm()'s host time for small products."""
+         local_size: tuple, args: Sequence) -> Bound:
+    """`name` of `program` with `args` set once, as a Bound call."""
     key = (program.int_ptr, name)
     with _lock:
         idle = _idle.get(key)
@@ -140,14 +175,11 @@ def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tu
     if knl is None:
         knl = cl.Kernel(program, name)
     knl.set_args(*args)
-
-    def launch(held=held) -> cl.Event:
-        return cl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
-
+    bound = Bound(queue, knl, tuple(global_size), tuple(local_size), list(args))
     # a kernel object captures its arguments when enqueued, so once nothing can enqueue
     # it again it may be handed out with other arguments
-    weakref.finalize(launch, _give_back, key, knl).atexit = False
-    return launch
+    weakref.finalize(bound, _give_back, key, knl).atexit = False
+    return bound
 
 
 _idle: dict[tuple, list[cl.Kernel]] = {}   # kernel objects no bound call holds

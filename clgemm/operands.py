@@ -28,8 +28,9 @@ class Matrix:
     ld: int
 
 
-def check(x, name: str, queue: cl.CommandQueue) -> None:
-    """Raise TypeError/ValueError naming what is wrong with a user matrix."""
+def check(x, name: str, queue: cl.CommandQueue, empty: bool = False) -> None:
+    """Raise TypeError/ValueError naming what is wrong with a user matrix; a zero-sized
+    one is refused unless `empty` (gemm() gives BLAS's answers there)."""
     if isinstance(x, cla.Array):
         if x.context != queue.context:
             raise TypeError(f"{name} is a pyopencl Array from another OpenCL context than the queue's")
@@ -44,7 +45,7 @@ def check(x, name: str, queue: cl.CommandQueue) -> None:
                         f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
     if x.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got {x.ndim}-D with shape {x.shape}")
-    if 0 in x.shape:
+    if 0 in x.shape and not empty:
         raise ValueError(f"{name} has a zero-sized dimension {x.shape}; every dimension must be >= 1")
     if isinstance(x, cla.Array) and (x.offset != 0 or not (x.flags.c_contiguous
                                                            or x.flags.f_contiguous)):
@@ -100,14 +101,24 @@ def rounded(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
 
 
-def zeros(queue: cl.CommandQueue, rows: int, cols: int, ld: int) -> Matrix:
-    buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, rows * ld * 4)
+Allocator = Callable[[int], object]
+
+
+def _buffer(queue: cl.CommandQueue, nbytes: int, allocator: Allocator | None):
+    return (allocator(nbytes) if allocator is not None
+            else cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes))
+
+
+def zeros(queue: cl.CommandQueue, rows: int, cols: int, ld: int,
+          allocator: Allocator | None = None) -> Matrix:
+    buf = _buffer(queue, rows * ld * 4, allocator)
     cl.enqueue_fill_buffer(queue, buf, np.float32(0), 0, rows * ld * 4)
     return Matrix(buf, rows, cols, ld)
 
 
-def empty(queue: cl.CommandQueue, rows: int, cols: int, ld: int) -> Matrix:
-    return Matrix(cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, rows * ld * 4), rows, cols, ld)
+def empty(queue: cl.CommandQueue, rows: int, cols: int, ld: int,
+          allocator: Allocator | None = None) -> Matrix:
+    return Matrix(_buffer(queue, rows * ld * 4, allocator), rows, cols, ld)
 
 
 def poison(queue: cl.CommandQueue, m: Matrix) -> Matrix:
@@ -116,7 +127,8 @@ def poison(queue: cl.CommandQueue, m: Matrix) -> Matrix:
     return m
 
 
-def raw(queue: cl.CommandQueue, x, align: int, shape: tuple[int, int] | None = None) -> Matrix:
+def raw(queue: cl.CommandQueue, x, align: int, shape: tuple[int, int] | None = None,
+        allocator: Allocator | None = None) -> Matrix:
     """x's own memory as a row-major device matrix: x itself, or x.T when x is Fortran-ordered.
     Copies only when it must: a host upload, or padding the leading dimension to `align`.
     A host matrix given a larger `shape` (whole tiles) is written straight into the top-left
@@ -126,13 +138,11 @@ def raw(queue: cl.CommandQueue, x, align: int, shape: tuple[int, int] | None = N
     ld = rounded(cols, align)
     mem = np.ascontiguousarray(x.T if t else x) if isinstance(x, np.ndarray) else None
     if mem is not None and shape is not None and shape != (rows, cols):
-        out = zeros(queue, shape[0], shape[1], shape[1])
+        out = zeros(queue, shape[0], shape[1], shape[1], allocator)
     elif ld != cols:
-        out = zeros(queue, rows, cols, ld)
+        out = zeros(queue, rows, cols, ld, allocator)
     elif mem is not None:
-        buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                        hostbuf=mem)
-        return Matrix(buf, rows, cols, ld)
+        out = empty(queue, rows, cols, ld, allocator)
     else:
         return Matrix(x.base_data, rows, cols, ld)
     if mem is not None:
@@ -158,18 +168,18 @@ def copy_rect(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
 
 
 def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
-              rows: int, cols: int) -> Callable[[], cl.Event]:
+              rows: int, cols: int) -> Callable[..., cl.Event]:
     """copy_rect as a call that only enqueues: one flat copy when both sides are dense, else
     the copy_rows kernel, bound once (build.bind), because NVIDIA's clEnqueueCopyBufferRect
-    moved 1.6 TB/s on the H200 where that kernel moves 2.7 and a flat copy 3.8 (session 6)."""
+    moved 1.6 TB/s on the H200 where that kernel moves 2.7 and a flat copy 3.8."""
     if src_ld == dst_ld == cols:
-        return lambda: cl.enqueue_copy(queue, dst, src, byte_count=rows * cols * 4)
+        return build.BoundCopy(queue, [rows * cols * 4, src, dst])
     vw = 4 if cols % 4 == 0 and src_ld % 4 == 0 and dst_ld % 4 == 0 else 1
     prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw})
     cv = cols // vw
     return build.bind(queue, prg, "copy_rows", (-(-cv // 64) * 64, rows), (64, 1),
                       (np.int32(rows), np.int32(cv), src, np.int32(src_ld // vw), dst,
-                       np.int32(dst_ld // vw)), held=(src, dst))
+                       np.int32(dst_ld // vw)))
 
 
 def to_host(queue: cl.CommandQueue, m: Matrix) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pyopencl as cl
@@ -25,12 +25,12 @@ class TransposePlan:
         self._program = build.program(queue.context, self.kernel, self.params)
         self.local = self.kernel.geometry.local_size(self.params)
 
-    def bind(self, src: Matrix, dst: Matrix) -> Callable[[], cl.Event]:
+    def bind(self, src: Matrix, dst: Matrix) -> build.Bound:
         """dst[:src.cols, :src.rows] = src.T, as a call that enqueues it (build.bind)."""
         g = self.kernel.geometry.global_size(self.params, src.rows, src.cols)
         return build.bind(self.queue, self._program, "transpose", g, self.local,
                           (np.int32(src.rows), np.int32(src.cols), src.buf, np.int32(src.ld),
-                           dst.buf, np.int32(dst.ld)), held=(src, dst))
+                           dst.buf, np.int32(dst.ld)))
 
     def launch(self, src: Matrix, dst: Matrix) -> cl.Event:
         return self.bind(src, dst)()

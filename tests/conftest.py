@@ -38,3 +38,26 @@ def queue() -> cl.CommandQueue:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans():
+    """Each test starts with gemm()'s plan cache empty: a plan kept from another test would
+    hide what this test's first call lays out."""
+    import sys
+    import clgemm.gemm  # noqa: F401  (the module: clgemm.gemm is also the function)
+    sys.modules["clgemm.gemm"].clear_cache()
+
+
+@pytest.fixture
+def thresholds(monkeypatch):
+    """Sets launch-heuristics thresholds (clgemm.heuristics.DEFAULTS) for one test."""
+    from clgemm import heuristics, launch
+
+    def set_(**values):
+        for name, value in values.items():
+            assert name in heuristics.DEFAULTS, name
+            monkeypatch.setitem(heuristics.DEFAULTS, name, value)
+        launch._facts.clear()
+    yield set_
+    launch._facts.clear()

@@ -71,7 +71,7 @@ def test_transposed_operands(queue, rng, trans_a, trans_b, order, by, monkeypatc
     a = rand(rng, *((k, m) if trans_a else (m, k)), order=order)
     b = rand(rng, *((n, k) if trans_b else (k, n)), order=order)
     launches = []
-    monkeypatch.setattr(GemmPlan, "bind", spy(GemmPlan.bind, launches))
+    monkeypatch.setattr(GemmPlan, "bound", spy(GemmPlan.bound, launches))
     monkeypatch.setattr(TransposePlan, "bind", spy(TransposePlan.bind, launches))
     c = clgemm.gemm(queue, a, b, trans_a=trans_a, trans_b=trans_b, kernel="5", params=P5,
                     transposed_by=by)
@@ -184,7 +184,6 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
     (np.zeros((3, 4), np.float32), np.zeros((5, 2), np.float32), ValueError, "inner dimensions"),
     (np.zeros((3,), np.float32), np.zeros((3, 2), np.float32), ValueError, "2-D"),
     (np.zeros((3, 4, 1), np.float32), np.zeros((4, 2), np.float32), ValueError, "2-D"),
-    (np.zeros((0, 4), np.float32), np.zeros((4, 2), np.float32), ValueError, "zero-sized"),
     (np.zeros((3, 4), np.float64), np.zeros((4, 2), np.float32), TypeError, "float32"),
     (np.zeros((3, 4), np.float32), np.zeros((4, 2), np.int32), TypeError, "float32"),
     ([[1.0]], np.zeros((1, 1), np.float32), TypeError, "numpy array"),
@@ -194,6 +193,29 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
 def test_bad_input(queue, a, b, exc, words):
     with pytest.raises(exc, match=words):
         clgemm.gemm(queue, a, b)
+
+
+@pytest.mark.parametrize("as_array", [False, True])
+def test_zero_dimensions_follow_blas(queue, rng, as_array):
+    """k = 0 is an empty sum: zeros, or beta * C with c (alpha is not used); m = 0 or
+    n = 0 gives an empty result. numpy's matmul and BLAS agree on both."""
+    dev = (lambda x: cla.to_device(queue, x)) if as_array else (lambda x: x)
+    host = (lambda x: x.get()) if as_array else (lambda x: x)
+    a, b = np.zeros((5, 0), np.float32), np.zeros((0, 3), np.float32)
+    out = clgemm.gemm(queue, dev(a), dev(b))
+    assert out.shape == (5, 3) and np.array_equal(host(out), a @ b)
+    c0 = rand(rng, 5, 3)
+    c = dev(c0.copy())
+    assert clgemm.gemm(queue, dev(a), dev(b), c, alpha=3.0, beta=-0.5) is c
+    assert np.array_equal(host(c), np.float32(-0.5) * c0)
+    c = dev(np.full((5, 3), np.nan, np.float32))
+    clgemm.gemm(queue, dev(a), dev(b), c, beta=0.0)          # beta = 0 never reads c
+    assert np.array_equal(host(c), np.zeros((5, 3), np.float32))
+    for m, n in ((0, 3), (5, 0), (0, 0)):
+        out = clgemm.gemm(queue, dev(np.zeros((m, 4), np.float32)), dev(np.zeros((4, n), np.float32)))
+        assert out.shape == (m, n)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        clgemm.gemm(queue, dev(np.zeros((5, 0), np.float32)), dev(np.zeros((1, 3), np.float32)))
 
 
 def test_array_from_another_context(queue, rng):
@@ -355,7 +377,8 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
 def test_pad_rule(queue):
     """Auto-padding only where it wastes little and the launch is large; never for kernels
     without an EXACT build, nor for shapes that are whole tiles already."""
-    from clgemm.gemm import PAD_MIN_VOLUME
+    from clgemm.heuristics import DEFAULTS
+    PAD_MIN_VOLUME = DEFAULTS["pad_min_volume"]
     plan = GemmPlan(queue, "5", P5)                    # "auto" is the default
     assert plan.pad == "auto"
     assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
@@ -385,7 +408,7 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
     over them, and C (read for beta) written in place by the kernel's bounds-checked
     stores; odd shapes, both operand layouts, host and device operands, beta != 0,
     split-K, and beta = 0 over NaN."""
-    from clgemm.gemm import _write_back, prepare
+    from clgemm.gemm import prepare
     m, n, k = 37, 53, 29
     a = rand(rng, *((k, m) if ta else (m, k)))
     b = rand(rng, *((n, k) if tb else (k, n)))
@@ -411,7 +434,7 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
         # then C's transpose in when it is read and stored transposed, the product (and its sum)
         assert len(prep.launch()) == moved + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
         assert (prep.splits > 1) == (split > 1)
-        _write_back(queue, prep.out, prep.target, prep.tplan)
+        c[...] = host_result(queue, prep)
         assert close(c, verify.reference(ha, hb, alpha, beta, c0), k)
     assert set(key[0] for key in plan._programs) == {True}    # only the EXACT build ran
 
@@ -441,7 +464,8 @@ def host_result(queue, prep):
 def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split."""
-    from clgemm.gemm import SPLIT_FILL, SPLIT_MIN_K
+    from clgemm.heuristics import DEFAULTS
+    SPLIT_FILL, SPLIT_MIN_K = DEFAULTS["split_fill"], DEFAULTS["split_min_k"]
     cus = queue.device.max_compute_units
     plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
     want = SPLIT_FILL * cus
@@ -561,7 +585,8 @@ def test_bound_launch_holds_its_buffers(queue, rng):
 def test_kmajor_rule(queue):
     """transposed_by="auto" turns a row-major A K-major only for kernels that read it so,
     and only for products large enough (N and M*N*K) to repay the transpose."""
-    from clgemm.gemm import KMAJOR_MIN_N, KMAJOR_MIN_VOLUME
+    from clgemm.heuristics import DEFAULTS
+    KMAJOR_MIN_N, KMAJOR_MIN_VOLUME = DEFAULTS["kmajor_min_n"], DEFAULTS["kmajor_min_volume"]
     plan = GemmPlan(queue, "5", P5)
     big = KMAJOR_MIN_VOLUME // KMAJOR_MIN_N
     assert plan.kmajor_a(big, KMAJOR_MIN_N, 1)
@@ -576,13 +601,12 @@ def test_kmajor_rule(queue):
                                            ("5", dict(P5, WIDTH=2, PAD=1))])
 @pytest.mark.parametrize("m,n,k,ta,tb", [(37, 53, 29, False, False), (64, 96, 48, False, False),
                                          (45, 7, 300, False, True), (33, 64, 20, True, False)])
-def test_kmajor_a_gives_the_same_product(queue, rng, monkeypatch, kernel, params, m, n, k, ta, tb):
+def test_kmajor_a_gives_the_same_product(queue, rng, thresholds, kernel, params, m, n, k, ta, tb):
     """With the thresholds at zero every row-major A goes through the device transpose to
     K x M and the A_KMAJOR build: odd shapes, whole tiles (EXACT), a transposed B, a
     transposed A (read as it lies, no extra transpose), C with beta, and beta = 0 over NaN."""
     gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
-    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_N", 0)
-    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_VOLUME", 0)
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0)
     a = rand(rng, k, m) if ta else rand(rng, m, k)
     b = rand(rng, n, k) if tb else rand(rng, k, n)
     opa, opb = (a.T if ta else a), (b.T if tb else b)
@@ -603,13 +627,12 @@ def test_kmajor_a_gives_the_same_product(queue, rng, monkeypatch, kernel, params
 
 
 @pytest.mark.parametrize("where", ["host", "device"])
-def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, monkeypatch, where):
+def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresholds, where):
     """Padding and the K-major A together: the transpose writes A into the zero-padded K x M
     buffer itself (no second copy); B is uploaded straight into its padded buffer from the
     host, or copied there by a step from the device; then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
-    for name in ("KMAJOR_MIN_N", "KMAJOR_MIN_VOLUME", "PAD_MIN_VOLUME", "PAD_MIN_K", "PAD_MIN_MN"):
-        monkeypatch.setattr(gemm_mod, name, 0)
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)

@@ -1,0 +1,231 @@
+"""Launch decisions, as plain functions of (kernel, parameters, shape, device facts).
+
+gemm() asks these questions of every product: pad the operands into whole tiles or not,
+how many slices of k (split-K), whether to lay a row-major A out K-major first, and which
+tuned entry to take at a shape nobody tuned. Their thresholds were measured on the H200
+(docs/levers.md has each measurement); they are the generic defaults here, and a device's
+database may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such
+limits per device in its database.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from . import kernels, operands
+from .operands import rounded
+
+DEFAULTS: dict[str, float] = {
+    # pad: zero-padded copies of A and B, so that the build without bounds checks runs, only
+    # for products this large, this deep and wide, and wasting at most PAD_WASTE more work
+    # (the copies cost more than they gain below 1300^3 and at k < 256 or m, n < 1024)
+    "pad_min_volume": 2**31,
+    "pad_min_k": 256,
+    "pad_min_mn": 1024,
+    "pad_waste": 1.15,
+    # split-K without a tuned count: slices until the work-groups number split_fill per
+    # compute unit, each slice at least split_min_k deep (a split paid at 128 groups on
+    # 132 units and lost at 256)
+    "split_fill": 1,
+    "split_min_k": 512,
+    # away from its tuned shape, a tuned count's slices may be this many times thinner
+    "split_thinner": 2,
+    # choosing an entry for an untuned shape: entries within near_within (db.distance) of
+    # the nearest are candidates; one whose predicted time (wave_steps) beats the nearest's
+    # by wave_margin wins; entries whose tiles compute over tile_waste times the least
+    # padded C are passed over (a 16-row tile computes 16 rows for m = 1)
+    "near_within": 0.7,
+    "wave_margin": 1.05,
+    "tile_waste": 1.5,
+    # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
+    # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
+    "kmajor_min_n": 4096,
+    "kmajor_min_volume": 2**38,
+}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the decisions need to know of a device: its compute units, the largest buffer
+    it can allocate (split-K's partial sums must fit in one), and its thresholds."""
+    compute_units: int
+    max_alloc: int = 2**62
+    thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULTS))
+
+    def __getitem__(self, name: str) -> float:
+        return self.thresholds[name]
+
+
+def facts(dev, thresholds: Mapping[str, float] | None = None) -> Facts:
+    """A device's facts, with the thresholds given (the database's) over the defaults;
+    a name the heuristics do not know is ignored with a warning."""
+    given = dict(thresholds or {})
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        warnings.warn(f"unknown heuristics thresholds ignored: {', '.join(unknown)} (known: "
+                      f"{', '.join(DEFAULTS)})", UserWarning, stacklevel=2)
+    return Facts(dev.max_compute_units, dev.max_mem_alloc_size,
+                 {**DEFAULTS, **{k: v for k, v in given.items() if k in DEFAULTS}})
+
+
+Shape = tuple[int, int, int]
+
+
+def tile_of(kern: kernels.Kernel, params: Mapping[str, int]) -> Shape:
+    """(rows, cols, depth) of one work-group's tile."""
+    return kern.whole_tiles(params, 1, 1, 1)
+
+
+def exact(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> bool:
+    """Whether a launch at `shape` may use the build without bounds checks."""
+    return kern.exact and kern.divides(params, *shape)
+
+
+def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+         mode: str = "auto") -> bool:
+    """Whether a launch at `shape` runs on zero-padded copies of whole tiles."""
+    if not kern.exact or exact(kern, params, shape) or mode == "no":
+        return False
+    if mode == "yes":
+        return True
+    m, n, k = shape
+    mp, np_, kp = kern.whole_tiles(params, m, n, k)
+    return (m * n * k >= f["pad_min_volume"] and k >= f["pad_min_k"]
+            and min(m, n) >= f["pad_min_mn"] and mp * np_ * kp <= f["pad_waste"] * m * n * k)
+
+
+def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+             mode: str = "auto") -> Shape:
+    """The shape a launch covers: whole tiles when it pads, else `shape`."""
+    return kern.whole_tiles(params, *shape) if pads(kern, params, shape, f, mode) else tuple(shape)
+
+
+def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:
+    """(work-groups that cover C, tile steps along k)."""
+    mp, np_, kp = kern.whole_tiles(params, *shape)
+    tm, tn, tk = tile_of(kern, params)
+    return (mp // tm) * (np_ // tn), kp // tk
+
+
+def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
+    """Whether `slices` partial m x n products fit in one buffer (and 32-bit indexing)."""
+    floats = slices * m * rounded(n, align)
+    return floats <= operands.MAX_ELEMENTS and 4 * floats <= f.max_alloc
+
+
+def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+           asked: int | str = "auto", tuned: tuple[Shape, int] | None = None,
+           pad: str = "auto") -> int:
+    """Slices of k a launch at `shape` computes apart (1: no split-K). `asked` is a count
+    or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
+    count there, and elsewhere the power of two nearest the same total of work-groups with
+    slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
+    doubling that gives each compute unit split_fill groups. Any count is then trimmed so
+    that every slice holds at least one tile of k."""
+    if not kern.split_k:
+        return 1
+    m, n, k = shape
+    groups, depth = tiles(kern, params, shape)
+    s = asked
+    if s == "auto":
+        s = _auto_splits(kern, params, shape, groups, f, tuned, pad)
+    per = -(-depth // min(s, depth))
+    return -(-depth // per)
+
+
+def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
+                 tuned: tuple[Shape, int] | None, pad: str) -> int:
+    m, n, k = shape
+    if tuned is not None:
+        at_shape, count = tuned
+        at = launched(kern, params, at_shape, f, pad)
+        if tuple(shape) in (tuple(at_shape), at):
+            s = count
+        else:
+            fill = tiles(kern, params, at)[0] * count
+            s = 2 ** max(0, round(math.log2(fill / groups)))
+            thinnest = min(f["split_min_k"], at[2] // count // f["split_thinner"])
+            while s > 1 and k // s < thinnest:
+                s //= 2
+    else:
+        want = f["split_fill"] * f.compute_units
+        s = 1
+        while groups * s < want and 2 * s * f["split_min_k"] <= k:
+            s *= 2
+    align = kern.geometry.vector(params)
+    while s > 1 and not workspace_fits(s, m, n, align, f):
+        s //= 2
+    return s
+
+
+def kmajor_a(kern: kernels.Kernel, shape: Shape, f: Facts, transposed_by: str = "auto") -> bool:
+    """Whether a row-major A is turned K x M by a device transpose before the product: each
+    element of A is reused n times, the transpose reads and writes it once."""
+    m, n, k = shape
+    return (transposed_by == "auto" and kern.layouts and n >= f["kmajor_min_n"]
+            and m * n * k >= f["kmajor_min_volume"])
+
+
+def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+               residents: Mapping[str, int], tuned: tuple[Shape, int] | None = None) -> int:
+    """How long a launch at `shape` takes, in k steps of one work-group on the busiest
+    compute unit: the groups that unit runs (at most `residents` at once; one group more
+    than a wave costs a whole wave) times the k steps of each. Counting waves alone
+    mispredicted launches under one wave (3 against 4 groups a unit)."""
+    at = launched(kern, params, shape, f)
+    s = splits(kern, params, at, f, tuned=tuned)
+    groups, depth = tiles(kern, params, at)
+    groups *= s
+    r = residents["exact" if exact(kern, params, at) else "checked"]
+    units = f.compute_units
+    busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
+    return busiest * -(-depth // s)
+
+
+def tile_waste(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> float:
+    """The part of C that a configuration's whole tiles compute at `shape`, over C."""
+    tm, tn, _ = tile_of(kern, params)
+    m, n, _ = shape
+    return rounded(m, tm) * rounded(n, tn) / (m * n)
+
+
+def entry_split(entry: Mapping) -> tuple[Shape, int] | None:
+    """(tuned shape, slices of k) of an entry whose tune measured split-K counts."""
+    return (entry["shape"], entry["splits"]) if "splits" in entry else None
+
+
+def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, shape: Shape,
+                 f: Facts) -> tuple[str, dict] | None:
+    """Of (kernel key, entry) pairs ranked nearest first (db.near, usable ones only), the
+    one to launch at `shape`: entries whose tiles waste over tile_waste times the least are
+    passed over (but one tuned at this very shape), then of those within near_within of the
+    nearest, one predicted faster than the nearest by wave_margin, else the nearest."""
+    from . import db
+    if not candidates:
+        return None
+    shape = tuple(shape)
+
+    def kern(key):
+        return kernels.get(kernel or key)
+
+    waste = [tile_waste(kern(key), e["params"], shape) for key, e in candidates]
+    least = min(waste)
+    near = db.closest([ke for ke, w in zip(candidates, waste)
+                       if w <= f["tile_waste"] * least or ke[1]["shape"] == shape],
+                      shape, f["near_within"])
+    if len(near) == 1 or near[0][1]["shape"] == shape or any("resident" not in e for _, e in near):
+        return near[0]
+
+    def predicted(key_entry) -> float:
+        key, e = key_entry
+        kn, split = kern(key), entry_split(e)
+        ms = 2.0 * math.prod(e["shape"]) / e["gflops"] * 1e-6     # its measured time
+        return (ms * wave_steps(kn, e["params"], shape, f, e["resident"], split)
+                / wave_steps(kn, e["params"], e["shape"], f, e["resident"], split))
+
+    times = [predicted(ke) for ke in near]
+    best = min(range(len(near)), key=times.__getitem__)
+    return near[best] if times[best] * f["wave_margin"] < times[0] else near[0]
