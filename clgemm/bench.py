@@ -1,10 +1,11 @@
-"""`clgemm bench`: clgemm's kernels against CLBlast and cuBLAS, in one process and run.
+"""`clgemm bench`: clgemm against CLBlast and cuBLAS, timed as users call them, in one
+process and run.
 
-Every contender is timed the same way (METHOD): the device span of one call, between
-markers (CUDA events for cuBLAS) around it, median of R calls after a warm-up. That counts
-everything a library enqueues for one product (CLBlast's padding and transpose kernels,
-for one) and the gaps between them, the same for all; host wall-clock is recorded beside
-it. Every contender's output is checked against a float64 reference, so a wrong fast
+The number that counts is the whole call (METHOD): host wall-clock from the call to the
+device's synchronisation, median after a warm-up, every contender interleaved with the
+others in rounds. Device spans of the same calls (markers, or CUDA events for cuBLAS,
+around one call) are recorded beside them and labelled as spans. Every contender's output
+is checked against float64 over an output poisoned with NaN, so a wrong or unwritten fast
 result cannot win.
 """
 
@@ -18,6 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,18 +28,24 @@ import pyopencl.array as cla
 
 from . import db, operands, timing, verify
 from . import device as devmod
-from .gemm import GemmPlan, prepare
+from .gemm import Plan, gemm, memory_pool
 
-METHOD = ("device span of one call, median of R calls after one warm-up call: OpenCL "
-          "profiling timestamps of a marker enqueued before the call and one after it (CUDA "
-          "events for cuBLAS), so every kernel a library enqueues and the host-side gaps "
-          "between them count; host wall-clock to the device synchronisation is recorded beside "
-          "it (host_ms_*). Fresh uniform[-1,1) data, on the device before the timed calls (cuBLAS: "
-          "its own copy through torch); each contender's output checked against float64 on "
-          "sampled rows")
-DEFAULT_SIZES = (512, 1024, 2048, 4096, 8192)
+METHOD = ("whole calls as users make them: host wall-clock from the call to the device's "
+          "synchronisation (queue.finish(), torch.cuda.synchronize()), median of R calls in "
+          "each of ROUNDS rounds that interleave the contenders, after a warm-up call; "
+          "clgemm is gemm(queue, a, b) on device Arrays with a fresh output (clgemm-N names "
+          "the kernel), as torch's a @ b (cuBLAS, TF32 off) allocates one; CLBlast is "
+          "CLBlastSgemm on device buffers. Device spans of the same calls (OpenCL markers or "
+          "CUDA events around one call) are recorded beside them as spans (ms_median, "
+          "gflops, vs_cublas). Fresh uniform[-1,1) data on the device; each output checked "
+          "against float64 on sampled rows, over an output poisoned with NaN")
+DEFAULT_SIZES = (16, 512, 1024, 2048, 4096, 8192)
 DEFAULT_SHAPES = ((4000, 4000, 4000), (8192, 8192, 256), (256, 8192, 8192), (4096, 1024, 4096),
                   (1, 4096, 4096), (4096, 4096, 1))
+# the shapes users bring: primes and non-multiples of every tile, narrow and short products
+ODD_SHAPES = ((5003, 3001, 2039), (7919, 7919, 769), (4096, 32, 4096), (1000, 6000, 800),
+              (2, 8192, 8192))
+ROUNDS = 3
 
 
 class Skipped(Exception):
@@ -80,9 +88,9 @@ class CudaSpan:
         return self.start.elapsed_time(self.stop)
 
 
-def measure(call: Callable[[], None], span, repeat: int) -> tuple[timing.Timing | None, timing.Timing]:
-    """(device spans, host wall-clock) of `repeat` calls after one warm-up call. The device
-    spans are None where the platform cannot time markers."""
+def measure(call: Callable[[], object], span, repeat: int) -> tuple[timing.Timing | None, timing.Timing]:
+    """(device spans, host wall-clock of the bracketed calls) of `repeat` calls after one
+    warm-up call. The device spans are None where the platform cannot time markers."""
     span.begin()
     call()
     span.end()
@@ -96,6 +104,20 @@ def measure(call: Callable[[], None], span, repeat: int) -> tuple[timing.Timing 
     return (timing.Timing(tuple(dev)) if None not in dev else None), timing.Timing(tuple(host))
 
 
+def wall(call: Callable[[], object], sync: Callable[[], None], repeat: int) -> list[float]:
+    """Host wall-clock (ms) of `repeat` whole calls, each from the call to the device's
+    synchronisation, after one untimed call."""
+    call()
+    sync()
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        call()
+        sync()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
 class Problem:
     """One shape's inputs, their float64 reference on sampled rows, on host and device."""
 
@@ -103,7 +125,7 @@ class Problem:
         self.queue, self.shape = queue, (m, n, k)
         self.a, self.b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         # device-resident, as every OpenCL contender takes them: what a contender does to
-        # its inputs on the device (padding, transposes) is then inside its timed launches
+        # its inputs on the device (padding, transposes) is then inside its timed calls
         self.dev_a, self.dev_b = cla.to_device(queue, self.a), cla.to_device(queue, self.b)
         self.rows = verify.sample_rows(rng, m, 62)
         self.ref = verify.reference(self.a[self.rows], self.b)
@@ -112,20 +134,39 @@ class Problem:
         return verify.rel_error(rows_out, self.ref)
 
 
+@dataclass
+class Contender:
+    """One library call to time: `call` makes it (its result may be dropped), `sync` waits
+    for the device, `span` brackets it for device timing; `before` runs ahead of each
+    round (CLBlast re-applies its parameters)."""
+    name: str
+    call: Callable[[], object]
+    sync: Callable[[], None]
+    span: object
+    rel_error: float | None = None
+    info: dict = field(default_factory=dict)
+    before: Callable[[], None] = lambda: None
+
+
 # ------------------------------------------------------------------ contenders
 
-def run_clgemm(p: Problem, kernel: str, repeat: int) -> dict:
-    """Laid out and launched as gemm() does it (split-K and padding included)."""
+def clgemm_contender(p: Problem, kernel: str | None) -> Contender:
+    """gemm(queue, a, b) as a user calls it: device Arrays in, a fresh Array out."""
     q = p.queue
-    plan = GemmPlan(q, kernel, shape=p.shape)
-    prep = prepare(plan, p.dev_a, p.dev_b, None, 1.0, 0.0)
-    operands.poison(q, prep.out)
-    cl.wait_for_events(prep.launch())
-    err = p.error(operands.rows_to_host(q, prep.out, p.rows))
-    return {"contender": f"clgemm-{kernel}", "params": plan.params, "params_source": plan.source,
-            "tuned_at": plan.tuned_at, "tuned_kernel": plan.tuned_kernel, "splits": prep.splits, "padded": prep.padded, "a_kmajor": prep.kmajor,
-            "timing": measure(prep.launch, OpenCLSpan(q), repeat), "rel_error": err}
-
+    m, n, k = p.shape
+    plan = Plan(q, m, n, k, kernel=kernel)          # the same choice gemm() makes
+    # poison: a NaN-filled block of the output's size goes back to the pool just before
+    # the checked call, which takes it for its output
+    junk = cla.empty(q, (m, n), np.float32, allocator=memory_pool(q))
+    junk.fill(np.float32(np.nan))
+    q.finish()
+    del junk
+    out = gemm(q, p.dev_a, p.dev_b, kernel=kernel)
+    err = p.error(out.get()[p.rows])
+    del out
+    return Contender("clgemm" if kernel is None else f"clgemm-{kernel}",
+                     lambda: gemm(q, p.dev_a, p.dev_b, kernel=kernel), q.finish, OpenCLSpan(q),
+                     err, plan.describe())
 
 class CLBlast:
     """libclblast through ctypes, row-major SGEMM on pyopencl buffers."""
@@ -173,7 +214,7 @@ class CLBlast:
         if ev.value:
             cl.Event.from_int_ptr(ev.value, retain=False)   # released when collected
 
-    def run(self, p: Problem, repeat: int) -> dict:
+    def contender(self, p: Problem) -> Contender:
         self.apply()
         q = p.queue
         m, n, k = p.shape
@@ -182,11 +223,12 @@ class CLBlast:
         self.sgemm(m, n, k, am.buf, bm.buf, cm.buf)
         q.finish()
         err = p.error(operands.rows_to_host(q, cm, p.rows))
-        t = measure(lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf), OpenCLSpan(q), repeat)
-        return {"contender": self.label, "timing": t, "rel_error": err}
+        return Contender(self.label, lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf),
+                         q.finish, OpenCLSpan(q), err, before=self.apply)
 
 
-def run_cublas(p: Problem, repeat: int) -> dict:
+def cublas_contender(p: Problem) -> Contender:
+    """torch's a @ b with TF32 off: a fresh output each call, from torch's own pool."""
     try:
         import torch
     except ImportError:
@@ -195,13 +237,14 @@ def run_cublas(p: Problem, repeat: int) -> dict:
         raise Skipped("torch sees no CUDA device")
     torch.backends.cuda.matmul.allow_tf32 = False
     x, y = torch.from_numpy(p.a).cuda(), torch.from_numpy(p.b).cuda()
-    out = torch.mm(x, y)
+    out = x @ y
     err = p.error(out[torch.from_numpy(p.rows).cuda()].cpu().numpy())
-    return {"contender": "cublas", "timing": measure(lambda: torch.mm(x, y, out=out), CudaSpan(torch), repeat),
-            "rel_error": err, "params": {"tf32": False}}
+    del out
+    return Contender("cublas", lambda: x @ y, torch.cuda.synchronize, CudaSpan(torch), err,
+                     {"params": {"tf32": False}})
 
 
-def run_copy(p: Problem, repeat: int) -> dict:
+def copy_contender(p: Problem) -> Contender:
     """A device copy of the bytes a GEMM must move at least (A, B read; C written)."""
     q = p.queue
     m, n, k = p.shape
@@ -209,16 +252,18 @@ def run_copy(p: Problem, repeat: int) -> dict:
     src = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(q, src, np.float32(1.5), 0, nbytes)
-    t = measure(lambda: cl.enqueue_copy(q, dst, src, byte_count=nbytes), OpenCLSpan(q), repeat)
-    return {"contender": "copy", "timing": t, "gbps": timing.gbps(2 * nbytes, (t[0] or t[1]).median)}
+    return Contender("copy", lambda: cl.enqueue_copy(q, dst, src, byte_count=nbytes), q.finish,
+                     OpenCLSpan(q), info={"bytes": 2 * nbytes})
 
 
 # ------------------------------------------------------------------ the run
 
-def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, int, int]],
+def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[int, int, int]],
           against: list[str], repeat: int = 10, clblast_sets: dict[str, dict] | None = None,
-          seed: int | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
-    """One row per (shape, contender), skipped contenders included with their reason."""
+          seed: int | None = None, on_row: Callable[[dict], None] | None = None,
+          rounds: int = ROUNDS) -> list[dict]:
+    """One row per (shape, contender), skipped contenders included with their reason.
+    `kernels` names clgemm's contenders: None is gemm() without a kernel (`clgemm`)."""
     for shape in shapes:    # every shape is checked before the first is measured
         operands.check_fits(queue.device, operands.gemm_shapes(*shape), host=True)
     rng = np.random.default_rng(seed)
@@ -235,34 +280,33 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
     rows = []
     for shape in shapes:
         p = Problem(queue, *shape, rng)
-        runs: list[Callable[[], dict]] = [lambda key=key: run_clgemm(p, key, repeat) for key in kernels]
+        makers: list[tuple[str, Callable[[], Contender]]] = [
+            ("clgemm" if key is None else f"clgemm-{key}", lambda key=key: clgemm_contender(p, key))
+            for key in kernels]
         for label, lib in libs.items():
-            runs.append(lambda lib=lib, label=label: _raise(lib) if isinstance(lib, Skipped)
-                        else lib.run(p, repeat))
+            makers.append((label, lambda lib=lib: _raise(lib) if isinstance(lib, Skipped)
+                           else lib.contender(p)))
         if "cublas" in against:
-            runs.append(lambda: run_cublas(p, repeat))
-        runs.append(lambda: run_copy(p, repeat))
-        names = [f"clgemm-{key}" for key in kernels] + list(libs) + \
-            (["cublas"] if "cublas" in against else []) + ["copy"]
-        shape_rows = []
-        for name, run in zip(names, runs):
+            makers.append(("cublas", lambda: cublas_contender(p)))
+        makers.append(("copy", lambda: copy_contender(p)))
+        shape_rows, live = [], []
+        for name, make in makers:
             row = {"m": shape[0], "n": shape[1], "k": shape[2], "contender": name}
             try:
-                r = run()
+                live.append((row, make()))
             except Skipped as e:
                 row.update(status="skipped", reason=str(e))
-            else:
-                dev, host = r.pop("timing")
-                t = dev or host
-                row.update(r, status="ok", timing="events" if dev else "host", ms_median=t.median,
-                           ms_min=t.min, ms_max=t.max, host_ms_median=host.median, repeat=repeat)
-                if name != "copy":
-                    row["gflops"] = timing.gflops(*shape, t.median)
-                    row["host_gflops"] = timing.gflops(*shape, host.median)
-                    row["verified"] = bool(row["rel_error"] <= verify.tolerance(shape[2]))
-                    if peak:
-                        row["peak_pct"] = 100 * row["gflops"] / peak
             shape_rows.append(row)
+        calls = {id(c): [] for _, c in live}
+        spans: dict[int, list] = {id(c): [] for _, c in live}
+        for _ in range(rounds):             # interleaved: drift hits every contender alike
+            for _, c in live:
+                c.before()
+                calls[id(c)] += wall(c.call, c.sync, repeat)
+                dev, _ = measure(c.call, c.span, repeat)
+                spans[id(c)] += list(dev.ms) if dev else [None]
+        for row, c in live:
+            _fill(row, c, calls[id(c)], spans[id(c)], shape, repeat * rounds, peak)
         _ratios(shape_rows)
         for row in shape_rows:
             if on_row:
@@ -271,23 +315,47 @@ def bench(queue: cl.CommandQueue, kernels: list[str], shapes: list[tuple[int, in
     return rows
 
 
+def _fill(row: dict, c: Contender, calls: list[float], spans: list, shape, n: int,
+          peak: float | None) -> None:
+    call = timing.Timing(tuple(calls))
+    row.update(c.info, status="ok", repeat=n, call_ms_median=call.median, call_ms_min=call.min,
+               call_ms_max=call.max)
+    span = timing.Timing(tuple(spans)) if None not in spans else None
+    row["timing"] = "events" if span else "host"
+    if span:
+        row.update(ms_median=span.median, ms_min=span.min, ms_max=span.max)
+    if c.name == "copy":
+        row["gbps"] = timing.gbps(c.info["bytes"], (span or call).median)
+        row["call_gbps"] = timing.gbps(c.info["bytes"], call.median)
+        return
+    row["call_gflops"] = timing.gflops(*shape, call.median)
+    if span:
+        row["gflops"] = timing.gflops(*shape, span.median)
+    row["rel_error"] = c.rel_error
+    row["verified"] = bool(c.rel_error <= verify.tolerance(shape[2]))
+    if peak:
+        row["call_peak_pct"] = 100 * row["call_gflops"] / peak
+
+
 def _raise(e: Exception):
     raise e
 
 
 def _ratios(rows: list[dict]) -> None:
     """Ratio of each contender to cuBLAS and to the faster CLBlast (default or tuned), for
-    verified results only."""
-    def best(prefix):
-        ok = [r["gflops"] for r in rows if r["contender"].startswith(prefix) and r.get("verified")]
-        return max(ok) if ok else None
-    cub, clb = best("cublas"), best("clblast")
-    for r in rows:
-        if r.get("verified"):
-            if cub:
-                r["vs_cublas"] = r["gflops"] / cub
-            if clb:
-                r["vs_clblast"] = r["gflops"] / clb
+    verified results only: whole calls (vs_*_call) and device spans (vs_*)."""
+    for field_, suffix in (("call_gflops", "_call"), ("gflops", "")):
+        def best(prefix):
+            ok = [r[field_] for r in rows if r["contender"].startswith(prefix)
+                  and r.get("verified") and r.get(field_)]
+            return max(ok) if ok else None
+        cub, clb = best("cublas"), best("clblast")
+        for r in rows:
+            if r.get("verified") and r.get(field_):
+                if cub:
+                    r["vs_cublas" + suffix] = r[field_] / cub
+                if clb:
+                    r["vs_clblast" + suffix] = r[field_] / clb
 
 
 def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) -> list[Path]:
@@ -303,9 +371,10 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
         stem = out / f"bench-{date}-{nth}"
     stem.with_suffix(".json").write_text(json.dumps(verify.json_safe(
         {"device": info, "date": date, "command": command, "method": METHOD, "rows": rows}), indent=1))
-    cols = ["m", "n", "k", "contender", "status", "gflops", "peak_pct", "vs_cublas", "vs_clblast",
-            "ms_median", "ms_min", "ms_max", "timing", "host_ms_median", "host_gflops", "gbps",
-            "verified", "rel_error", "splits", "padded", "a_kmajor", "reason"]
+    cols = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
+            "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min", "call_ms_max",
+            "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing", "gbps", "verified",
+            "rel_error", "kernel", "params_source", "splits", "padded", "a_kmajor", "reason"]
     with open(stem.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
@@ -322,16 +391,16 @@ def _plot(rows: list[dict], path: Path, device_name: str) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    square = [r for r in rows if r["m"] == r["n"] == r["k"] and r.get("gflops")]
+    square = [r for r in rows if r["m"] == r["n"] == r["k"] and r.get("call_gflops")]
     if not square:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in dict.fromkeys(r["contender"] for r in square):
-        pts = sorted((r["m"], r["gflops"]) for r in square if r["contender"] == name)
+        pts = sorted((r["m"], r["call_gflops"]) for r in square if r["contender"] == name)
         ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o", label=name)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("M = N = K")
-    ax.set_ylabel("TFLOPS (FP32)")
+    ax.set_ylabel("TFLOPS (FP32), whole calls")
     ax.set_title(f"SGEMM on {device_name}")
     ax.grid(True, alpha=0.3)
     ax.legend()

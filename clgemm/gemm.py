@@ -138,6 +138,15 @@ class Plan:
     def params(self) -> dict:
         return dict(self.launch.params)
 
+    def describe(self) -> dict:
+        """What the plan launches: the kernel, its parameters and where they came from, and
+        the launch decisions at its shape for row-major operands."""
+        g, (m, n, k) = self.launch, self.shape
+        return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
+                "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
+                "splits": g.splits(*g.launched(m, n, k)), "padded": g.pads(m, n, k),
+                "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k))}
+
     def __call__(self, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0):
         alpha, beta = operands.scalar(alpha, "alpha"), operands.scalar(beta, "beta")
         if (type(a) is cla.Array and type(b) is cla.Array

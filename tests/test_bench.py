@@ -21,16 +21,18 @@ def clblast_loads() -> bool:
 
 
 def test_bench_rows(queue):
-    rows = benchmod.bench(queue, ["2", "5"], [(33, 47, 21), (64, 64, 64)], ["clblast", "cublas"],
-                          repeat=2)
+    rows = benchmod.bench(queue, [None, "2", "5"], [(33, 47, 21), (64, 64, 64)],
+                          ["clblast", "cublas"], repeat=2, rounds=2)
     by = {(r["m"], r["contender"]): r for r in rows}
     for m in (33, 64):
-        for name in ("clgemm-2", "clgemm-5"):
+        for name in ("clgemm", "clgemm-2", "clgemm-5"):
             r = by[m, name]
             assert r["status"] == "ok" and r["verified"] and r["gflops"] > 0
-            assert r["ms_min"] <= r["ms_median"] <= r["ms_max"]
-            assert r["timing"] == "events" and r["host_ms_median"] > 0 and r["host_gflops"] > 0
+            assert r["repeat"] == 4 and r["call_ms_min"] <= r["call_ms_median"] <= r["call_ms_max"]
+            assert r["call_gflops"] == pytest.approx(2 * m * r["n"] * r["k"] / r["call_ms_median"] / 1e6)
+            assert r["ms_min"] <= r["ms_median"] <= r["ms_max"] and r["timing"] == "events"
             assert r["splits"] == 1 and r["padded"] is False and r["a_kmajor"] is False   # small
+        assert by[m, "clgemm-2"]["kernel"] == "2" and by[m, "clgemm"]["kernel"] in ("3", "4", "5", "6")
         assert by[m, "copy"]["gbps"] > 0
         cub = by[m, "cublas"]
         assert cub["status"] == "skipped" or cub["verified"]
@@ -41,6 +43,8 @@ def test_bench_rows(queue):
             assert clb["status"] == "ok" and clb["verified"]
             assert by[m, "clgemm-5"]["vs_clblast"] == pytest.approx(
                 by[m, "clgemm-5"]["gflops"] / clb["gflops"])
+            assert by[m, "clgemm"]["vs_clblast_call"] == pytest.approx(
+                by[m, "clgemm"]["call_gflops"] / clb["call_gflops"])
         else:
             assert clb["status"] == "skipped" and "CLBlast not installed" in clb["reason"]
 
@@ -50,7 +54,8 @@ def test_clblast_parameter_override(queue):
     sets = {"small": {"GEMMK": 0, "KREG": 1, "KWG": 16, "KWI": 2, "MDIMA": 8, "MDIMC": 8, "MWG": 32,
                       "NDIMB": 8, "NDIMC": 8, "NWG": 32, "SA": 1, "SB": 1, "STRM": 0, "STRN": 0,
                       "VWM": 1, "VWN": 1}}
-    rows = benchmod.bench(queue, [], [(40, 40, 40)], ["clblast"], repeat=2, clblast_sets=sets)
+    rows = benchmod.bench(queue, [], [(40, 40, 40)], ["clblast"], repeat=2, clblast_sets=sets,
+                          rounds=1)
     tuned = next(r for r in rows if r["contender"] == "clblast-small")
     assert tuned["status"] == "ok" and tuned["verified"]
 
@@ -60,12 +65,13 @@ def test_bench_cli_writes_results(tmp_path):
                                   "1x70x33,70x33x1", "--against", "none", "--repeat", "2",
                                   "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert "method: device span of one call" in r.output
+    assert "method: whole calls as users make them" in r.output
     files = sorted(p.suffix for p in tmp_path.glob("*/bench-*"))
     assert ".json" in files and ".csv" in files
     doc = json.loads(next(tmp_path.glob("*/bench-*.json")).read_text())
     ok = [x for x in doc["rows"] if x["contender"].startswith("clgemm")]
-    assert len(ok) == 2 * 4 and all(x["verified"] for x in ok)
+    assert len(ok) == 3 * 4 and all(x["verified"] for x in ok)
+    assert {x["contender"] for x in ok} == {"clgemm", "clgemm-4", "clgemm-5"}
     import importlib.util
     if importlib.util.find_spec("matplotlib"):      # the test extra installs it
         assert ".png" in files
