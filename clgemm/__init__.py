@@ -4,10 +4,10 @@ reusable plan for hot loops, and an auto-tuner."""
 
 from .build import BuildError
 from .device import DeviceNotFound
-from .gemm import Plan, cache_info, gemm, memory_pool
+from .gemm import Plan, cache_info, clear_cache, gemm, memory_pool
 from .kernels import GEMM, TRANSPOSE
 from .launch import GemmPlan
 from .transpose import transpose
 
-__all__ = ["gemm", "Plan", "memory_pool", "cache_info", "transpose", "GemmPlan", "GEMM",
+__all__ = ["gemm", "Plan", "memory_pool", "cache_info", "clear_cache", "transpose", "GemmPlan", "GEMM",
            "TRANSPOSE", "BuildError", "DeviceNotFound"]
