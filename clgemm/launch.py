@@ -52,6 +52,13 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
     every = db.near(dev, keys, *shape, within=float("inf"),
                     usable=lambda k, e: (kernel is not None or not kernels.get(k).opt_in)
                     and _fits(dev, kernel or k, k, e))
+    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks
+        best: dict[tuple, tuple[str, dict]] = {}
+        for ke in every:
+            seen = best.get(ke[1]["shape"])
+            if seen is None or ke[1]["gflops"] > seen[1]["gflops"]:
+                best[ke[1]["shape"]] = ke
+        every = [ke for ke in every if best[ke[1]["shape"]] is ke]
     choice = heuristics.choose_entry(every, kernel, shape, facts(dev))
     if len(_chosen) > 4096:
         _chosen.clear()

@@ -735,3 +735,19 @@ def test_threads_sharing_a_queue_get_their_own_products(queue):
             assert sum(pool.map(work, range(8)), []) == []
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_without_a_kernel_an_entry_beaten_at_its_own_shape_is_not_taken(queue, tmp_path, monkeypatch):
+    """gemm() without a kernel chooses among every kernel's entries; where two kernels were
+    tuned at one shape, the slower one's entry does not stand for that shape elsewhere. A
+    narrow product passed over kernel 5's wide tiles (tile waste) and took kernel 2's small
+    ones, four times slower on the H200 at 4096 x 32 x 4096."""
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path))
+    dev = queue.device
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 4}, 5.0)
+    db.record_best(dev, "5", 64, 64, 64, P5, 10.0)
+    plan = GemmPlan(queue, None, shape=(64, 4, 64))
+    assert plan.kernel.key == "5" and plan.params == P5
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 4}, 50.0)      # now kernel 2 was the faster
+    assert GemmPlan(queue, None, shape=(64, 4, 64)).kernel.key == "2"
+    assert GemmPlan(queue, "5", shape=(64, 4, 64)).params == P5    # a kernel named: its own
