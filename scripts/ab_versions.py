@@ -1,22 +1,31 @@
-"""Two (or more) checkouts of clgemm timed against each other, interleaved: each round runs
-every version in turn in its own process, at every shape, as `clgemm bench` times a
-contender (the device span of one call between markers, verified against float64) and
-also back to back (`timing.profile`: launches queued one after another, as the tuner times
-them). Prints a table of medians and the last version's ratio to the first.
+"""Time two or more versions of clgemm against each other, interleaved, through the CLI.
 
-    python3 scripts/ab_versions.py --versions before=zz_before,after=. --kernel 5 \\
-        --shapes 1x4096x4096,256x8192x8192 --rounds 2 --out $OUT/ab.jsonl
+Each round runs every version in turn, in its own processes, at every shape:
+`clgemm bench --against none` gives the device span of one whole call (as the bench
+times every contender), and `clgemm run --json` the profiling-event time of launches
+queued back to back (as the tuner times them). Every output is verified against float64
+by the CLI itself; a version whose product is wrong stops the comparison. Prints the
+medians over rounds and the last version's ratio to the first.
 
-A version is a directory holding a `clgemm` package; each process runs with that
-directory first on PYTHONPATH and an empty CLGEMM_HOME, so the version's shipped
-database decides its parameters.
+A version is a directory holding a `clgemm` package and its `kernels/` (this checkout is
+`.`; an older one: `git archive COMMIT clgemm kernels | tar -x -C DIR`). Each runs with
+that directory first on PYTHONPATH and an empty CLGEMM_HOME, so its own shipped
+database decides its parameters. `--source FILE` adds a version "source": the first
+version with the kernel's .cl file replaced by FILE (a probe of a kernel change).
+
+    python3 scripts/ab_versions.py --versions before=DIR,after=. --kernel 5 \\
+        --shapes 1x4096x4096,256x8192x8192 --rounds 2 --out ab.jsonl
+    python3 scripts/ab_versions.py --versions tree=. --source probe.cl --kernel 7 \\
+        --shapes 4096x4096x4096,8192x8192x8192
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,61 +33,74 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-RUNNER = """
-import json, sys
-import numpy as np
-from clgemm import bench, device, timing
-from clgemm.gemm import GemmPlan, prepare
-q = device.queue(device.select(None))
-rng = np.random.default_rng()
-kernel, repeat = sys.argv[1], int(sys.argv[2])
-for s in sys.argv[3:]:
-    m, n, k = map(int, s.split("x"))
-    p = bench.Problem(q, m, n, k, rng)
-    r = bench.run_clgemm(p, kernel, repeat)
-    span = r["timing"][0]
-    prep = prepare(GemmPlan(q, kernel, shape=p.shape), p.dev_a, p.dev_b, None, 1.0, 0.0)
-    b2b = timing.profile(prep.launch, repeat=repeat, warmup=1)
-    print(json.dumps({"shape": s, "splits": r["splits"], "params": r["params"],
-                      "rel_error": float(r["rel_error"]),
-                      "span_ms": span.median if span else None, "b2b_ms": b2b.median}),
-          flush=True)
-"""
+from clgemm import GEMM
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--versions", required=True, help="name=dir,name=dir,...")
-    ap.add_argument("--kernel", default="5")
-    ap.add_argument("--shapes", required=True, help="MxNxK,...")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--out", help="JSON lines of every run")
-    args = ap.parse_args()
-    versions = [v.split("=", 1) for v in args.versions.split(",")]
-    shapes = args.shapes.split(",")
+def shape_list(text: str) -> list[str]:
+    out = []
+    for s in text.split(","):
+        parts = s.split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+            raise argparse.ArgumentTypeError(f"{s!r} is not MxNxK with three integers >= 1")
+        out.append("x".join(str(int(p)) for p in parts))
+    return out
+
+
+def kernel_file(key: str) -> str:
+    for k in GEMM.values():
+        if key in (k.key, k.name):
+            return k.source
+    raise SystemExit(f"no GEMM kernel {key!r} (known: {', '.join(GEMM)})")
+
+
+def with_source(base: Path, kernel: str, source: Path) -> Path:
+    """A copy of version `base` (its clgemm/ and kernels/) with the kernel's file replaced."""
+    where = Path(tempfile.mkdtemp(prefix="clgemm-source-"))
+    shutil.copytree(base / "clgemm", where / "clgemm",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(base / "kernels", where / "kernels")
+    shutil.copyfile(source, where / "kernels" / kernel_file(kernel))
+    return where
+
+
+def cli(where: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(where) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               CLGEMM_HOME=tempfile.mkdtemp(prefix="clgemm-home-"), PYOPENCL_COMPILER_OUTPUT="0")
+    return subprocess.run([sys.executable, "-m", "clgemm", *args], cwd=where, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def measure(name: str, where: Path, kernel: str, shapes: list[str], repeat: int,
+            device: str | None) -> list[dict]:
+    dev = ["--device", device] if device else []
+    out = tempfile.mkdtemp(prefix="clgemm-ab-")
+    p = cli(where, "bench", "--kernels", kernel, "--shapes", ",".join(shapes), "--against", "none",
+            "--repeat", str(repeat), "--out", out, *dev)
+    files = glob.glob(f"{out}/*/bench-*.json")
+    if p.returncode or not files:
+        sys.exit(f"{name}: clgemm bench failed:\n{p.stderr[-3000:]}")
+    rows = {f"{r['m']}x{r['n']}x{r['k']}": r for r in json.loads(Path(files[0]).read_text())["rows"]
+            if r["contender"].startswith("clgemm-")}
     runs = []
-    for rnd in range(args.rounds):
-        for name, where in versions:
-            where = str(Path(where).resolve())
-            env = dict(os.environ, PYTHONPATH=where + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                       CLGEMM_HOME=tempfile.mkdtemp(), PYOPENCL_COMPILER_OUTPUT="0")
-            p = subprocess.run([sys.executable, "-c", RUNNER, args.kernel, str(args.repeat), *shapes],
-                               cwd=where, env=env, capture_output=True, text=True, timeout=600)
-            if p.returncode:
-                sys.exit(f"{name} failed:\n{p.stderr[-3000:]}")
-            for line in p.stdout.splitlines():
-                runs.append({"round": rnd, "version": name, **json.loads(line)})
-    if args.out:
-        Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in runs))
-    summarize(runs, [n for n, _ in versions], shapes)
+    for s in shapes:
+        m, n, k = s.split("x")
+        q = cli(where, "run", "--kernel", kernel, "--m", m, "--n", n, "--k", k,
+                "--repeat", str(repeat), "--json", *dev)
+        if q.returncode:
+            sys.exit(f"{name}: clgemm run {s} failed:\n{q.stderr[-3000:]}{q.stdout[-1000:]}")
+        r, b = json.loads(q.stdout), rows.get(s)
+        if b is None or not b.get("verified") or not r.get("verified"):
+            sys.exit(f"{name}: {s} was not verified against float64; nothing is compared")
+        runs.append({"shape": s, "splits": r["splits"], "params": r["params"],
+                     "rel_error": r["rel_error"], "span_ms": b["ms_median"],
+                     "b2b_ms": r["ms_median"]})
+    return runs
 
 
 def summarize(runs: list[dict], names: list[str], shapes: list[str]) -> None:
     ms = defaultdict(lambda: defaultdict(list))
     info = {}
     for r in runs:
-        assert r["rel_error"] < 1e-4, r       # a wrong product is never timed as a result
         for how in ("span", "b2b"):
             ms[r["shape"], r["version"]][how].append(r[f"{how}_ms"])
         info[r["shape"], r["version"]] = r["splits"]
@@ -89,10 +111,8 @@ def summarize(runs: list[dict], names: list[str], shapes: list[str]) -> None:
     ratios = defaultdict(list)
     for s in shapes:
         m, n, k = map(int, s.split("x"))
-        gf = {}
-        for v in names:
-            for how in ("span", "b2b"):
-                gf[v, how] = 2.0 * m * n * k / (statistics.median(ms[s, v][how]) * 1e6)
+        gf = {(v, how): 2.0 * m * n * k / (statistics.median(ms[s, v][how]) * 1e6)
+              for v in names for how in ("span", "b2b")}
         row = " ".join(f"{gf[v, 'span']:>11.0f} ({info[s, v]:>2}) {gf[v, 'b2b']:>12.0f}" for v in names)
         rs = [gf[last, how] / gf[first, how] for how in ("span", "b2b")]
         for how, x in zip(("span", "b2b"), rs):
@@ -100,6 +120,35 @@ def summarize(runs: list[dict], names: list[str], shapes: list[str]) -> None:
         print(f"{s:>16} {row}  x{rs[0]:.3f}  x{rs[1]:.3f}")
     print("geomean: span x{:.3f}, back to back x{:.3f}".format(
         statistics.geometric_mean(ratios["span"]), statistics.geometric_mean(ratios["b2b"])))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--versions", default="tree=.", help="NAME=DIR,NAME=DIR,... [default: tree=.]")
+    ap.add_argument("--source", type=Path, help="add a version: the first one with --kernel's "
+                                                ".cl file replaced by this file")
+    ap.add_argument("--kernel", default="5", help="GEMM kernel number or name [default: 5]")
+    ap.add_argument("--shapes", required=True, type=shape_list, help="MxNxK,...")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=10, help="timed calls per measurement")
+    ap.add_argument("--device", help="passed to the CLI's --device")
+    ap.add_argument("--out", help="write every run here as JSON lines")
+    args = ap.parse_args()
+    versions = [(n, Path(w).resolve()) for n, w in (v.split("=", 1) for v in args.versions.split(","))]
+    if args.source:
+        versions.append(("source", with_source(versions[0][1], args.kernel, args.source.resolve())))
+    if len(versions) < 2:
+        ap.error("compare at least two versions (--versions A=DIR,B=DIR, or one and --source)")
+    runs = []
+    for rnd in range(args.rounds):
+        for name, where in versions:
+            for r in measure(name, where, args.kernel, args.shapes, args.repeat, args.device):
+                runs.append({"round": rnd, "version": name, **r})
+    if args.out:
+        Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in runs))
+    summarize(runs, [n for n, _ in versions], args.shapes)
 
 
 if __name__ == "__main__":

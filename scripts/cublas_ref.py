@@ -1,16 +1,18 @@
 """cuBLAS FP32 (TF32 off) and device-copy bandwidth through torch, timed with CUDA events
-(median after warm-up), for comparison with clgemm on the same GPU.
+(median of 20 after a warm-up), as a reference for clgemm on the same GPU.
 
     python3 scripts/cublas_ref.py --sizes 1024,2048,4096,8192,4000
+
+Needs torch with CUDA (not a clgemm dependency). `clgemm bench --against cublas` times
+cuBLAS the same way beside clgemm's kernels; this is the quick check without OpenCL.
 """
 import argparse
 import json
 import statistics
 
-import torch
-
 
 def bench(fn, repeat=20):
+    import torch
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -26,9 +28,12 @@ def bench(fn, repeat=20):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="1024,2048,4096,8192,4000")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--sizes", default="1024,2048,4096,8192,4000", help="M = N = K, comma-separated")
     a = ap.parse_args()
+    import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "gemm": {}}
     for s in map(int, a.sizes.split(",")):

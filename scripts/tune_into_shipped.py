@@ -1,10 +1,16 @@
-"""Tune a kernel at several shapes into a scratch database, then put the winners into the
-shipped database of this device (clgemm/tuned/<device>.json), each with a note saying
-where it came from. The one place for what sessions 10-13's device scripts each copied.
+"""Tune a kernel at several shapes into a scratch database (`clgemm tune`, in a process of
+its own with an empty CLGEMM_HOME), then put each winner into the shipped database of
+this device (clgemm/tuned/<device>.json) with a note giving its provenance: the date,
+the exact command and the commit of the code it was tuned with.
 
     python3 scripts/tune_into_shipped.py --kernel 7 --shapes 8192x8192x8192,4096x4096x4096 \
-        --budget 100 --note "session 14 call 4 (scripts/h200_s14_call4.sh)" --out $OUT
+        --budget 60 --out $OUT
+
+The commit is `git rev-parse --short HEAD` (with "+changes" when the tree differs from
+it), or --commit where the tree carries no git metadata (a copy on a GPU machine).
 """
+
+from __future__ import annotations
 
 import argparse
 import glob
@@ -13,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,17 +34,34 @@ def shapes(text: str) -> list[tuple[str, str, str]]:
     return [tuple(str(int(p)) for p in parts) for parts in out]
 
 
+def git_commit() -> str | None:
+    """HEAD of this checkout, marked when the tracked files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+changes" if dirty else "")
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kernel", required=True)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--kernel", required=True, help="GEMM kernel number (1-7)")
     ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
-    ap.add_argument("--budget", type=int, default=100)
+    ap.add_argument("--budget", type=int, default=100, help="evaluations per shape")
     ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
-    ap.add_argument("--note", required=True)
-    ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"))
+    ap.add_argument("--commit", default=None,
+                    help="the commit the code was at [default: from git, else 'unknown']")
+    ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"),
+                    help="the database to update [default: clgemm/tuned/nvidia-h200.json]")
     ap.add_argument("--out", default=None,
                     help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
+    commit = a.commit or git_commit() or "unknown"
     home = tempfile.mkdtemp(prefix="clgemm-tune-")
     shipped = json.loads(Path(a.shipped).read_text())
     for m, n, k in a.shapes:
@@ -58,7 +82,8 @@ def main():
             Path(a.out, f"tune-{shape}.json").write_text(p.stdout)
         (user,) = glob.glob(f"{home}/db/*.json")
         entry = json.loads(Path(user).read_text())["entries"][a.kernel][shape]
-        entry["note"] = f"{a.note}: clgemm tune budget {a.budget}"
+        entry["note"] = (f"{time.strftime('%Y-%m-%d')}: `clgemm tune --kernel {a.kernel} --m {m} "
+                         f"--n {n} --k {k} --budget {a.budget} --workers 8` at commit {commit}")
         shipped["entries"].setdefault(a.kernel, {})[shape] = entry
         best = report["best"]
         print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} splits "

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# One entry point for every run on a GPU machine: the job and its arguments are given on
+# the command line, results go under $OUT, and each run starts by recording its
+# provenance (date, commit, device, driver, clocks, power limit) in $OUT/job.txt.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: bash scripts/gpu_job.sh JOB [ARGS...]
+
+Runs one job from the repository root. Results go under $OUT (default: ./out).
+On a machine with the offline bundle, .gpu/activate.sh is sourced first.
+
+jobs:
+  bench KERNELS [OPTIONS...]     the whole-call bench against CLBlast and cuBLAS:
+                                 clgemm bench --kernels KERNELS --against clblast,cublas
+                                 --clblast-params results/h200/clblast-xgemm-h200.json
+                                 --out $OUT/bench [OPTIONS...]
+  tune-and-ship KERNEL SHAPE... [OPTIONS...]
+                                 tune KERNEL at each MxNxK shape and put the winners into
+                                 clgemm/tuned/nvidia-h200.json with their provenance
+                                 (scripts/tune_into_shipped.py; e.g. --budget 60)
+  probe SOURCE KERNEL [SHAPE...] registers and PTX of SOURCE built as KERNEL, then SOURCE
+                                 timed against the kernel's own file, interleaved
+                                 (scripts/ab_versions.py --source; default shapes 4096^3
+                                 and 8192^3)
+  ab DIR KERNEL SHAPE...         another version of the package (DIR with clgemm/ and
+                                 kernels/, e.g. from `git archive COMMIT clgemm kernels`)
+                                 timed against this tree, interleaved
+  kernels [SIZES]                the kernels table at registry defaults
+                                 (scripts/kernel_table.py; default 1024,2048,4096,8192,4000)
+  transposes [SIZE]              naive, local and shuffle transposes against a device copy
+                                 (clgemm transpose --json; default 8192)
+  ptx KERNEL [NAME=VALUE...]     registers and PTX counts of one build (scripts/inspect_ptx.py)
+  edges [SIZE]                   kernels 5 and 7 at float's edges (scripts/tc_special.py)
+  cublas [SIZES]                 cuBLAS FP32 reference through torch (scripts/cublas_ref.py)
+  overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
+                                 launch (scripts/call_overhead.py)
+  tests [PYTEST ARGS...]         the test suite on this device, into $OUT/pytest.txt
+
+environment:
+  OUT             results folder [default: ./out]
+  CLGEMM_COMMIT   the commit of this tree, where it carries no git metadata
+  SMI=1           sample clocks, power and throttle reasons every 50 ms into $OUT/smi.csv
+
+examples:
+  bash scripts/gpu_job.sh bench 5,7
+  bash scripts/gpu_job.sh tune-and-ship 7 8192x8192x8192 4096x4096x4096 --budget 60
+  bash scripts/gpu_job.sh probe /tmp/k7_variant.cl 7
+EOF
+}
+
+job=${1:-}
+case "$job" in ""|-h|--help|help) usage; exit 0 ;; esac
+shift
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+if [ -f .gpu/activate.sh ]; then
+  # shellcheck disable=SC1091
+  source .gpu/activate.sh >/dev/null
+fi
+export PYOPENCL_COMPILER_OUTPUT=${PYOPENCL_COMPILER_OUTPUT:-0}
+commit=${CLGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+
+{
+  echo "job: $job $*"
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "commit: $commit"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
+  fi
+} | tee "$OUT/job.txt"
+
+smi_pid=
+if [ "${SMI:-0}" = 1 ] && command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_throttle_reasons.active \
+    --format=csv,noheader -lms 50 > "$OUT/smi.csv" 2>/dev/null &
+  smi_pid=$!
+  trap 'kill "$smi_pid" 2>/dev/null || true' EXIT
+fi
+
+need() { [ "$1" -ge "$2" ] || { echo "gpu_job.sh $job: missing arguments (see --help)" >&2; exit 2; }; }
+
+case "$job" in
+  bench)
+    need $# 1
+    kernels=$1; shift
+    python3 -m clgemm bench --kernels "$kernels" --against clblast,cublas \
+      --clblast-params results/h200/clblast-xgemm-h200.json --out "$OUT/bench" "$@"
+    ;;
+  tune-and-ship)
+    need $# 2
+    kernel=$1; shift
+    shapes=()
+    while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; do shapes+=("$1"); shift; done
+    [ ${#shapes[@]} -gt 0 ] || { echo "tune-and-ship: give at least one MxNxK shape" >&2; exit 2; }
+    python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
+      --shapes "$(IFS=,; echo "${shapes[*]}")" "$@"
+    ;;
+  probe)
+    need $# 2
+    source_file=$1 kernel=$2; shift 2
+    shapes=${*:-4096x4096x4096 8192x8192x8192}
+    python3 scripts/inspect_ptx.py --kernels "$kernel" --source "$source_file" --option=-DEXACT
+    python3 scripts/ab_versions.py --versions tree=. --source "$source_file" --kernel "$kernel" \
+      --shapes "$(echo $shapes | tr ' ' ,)" --out "$OUT/probe.jsonl" | tee "$OUT/probe.txt"
+    ;;
+  ab)
+    need $# 3
+    dir=$1 kernel=$2; shift 2
+    python3 scripts/ab_versions.py --versions "before=$dir,after=." --kernel "$kernel" \
+      --shapes "$(echo "$@" | tr ' ' ,)" --out "$OUT/ab.jsonl" | tee "$OUT/ab.txt"
+    ;;
+  kernels)
+    python3 scripts/kernel_table.py --kernels 1-7 --sizes "${1:-1024,2048,4096,8192,4000}" \
+      --out "$OUT/kernels"
+    ;;
+  transposes)
+    for k in naive local shuffle; do
+      python3 -m clgemm transpose --kernel "$k" --size "${1:-8192}" --json
+    done | tee "$OUT/transposes.jsonl"
+    ;;
+  ptx)
+    need $# 1
+    kernel=$1; shift
+    params=(); for p in "$@"; do params+=(--param "$p"); done
+    python3 scripts/inspect_ptx.py --kernels "$kernel" "${params[@]}" --save-ptx "$OUT/ptx"
+    ;;
+  edges)
+    python3 scripts/tc_special.py --size "${1:-1024}" | tee "$OUT/edges.txt"
+    ;;
+  cublas)
+    python3 scripts/cublas_ref.py --sizes "${1:-1024,2048,4096,8192,4000}" | tee "$OUT/cublas.txt"
+    ;;
+  overhead)
+    python3 scripts/call_overhead.py --json "$OUT/overhead.json" "$@" | tee "$OUT/overhead.txt"
+    ;;
+  tests)
+    python3 -m pytest -q -rs tests "$@" 2>&1 | tee "$OUT/pytest.txt"
+    ;;
+  *)
+    echo "gpu_job.sh: unknown job '$job'" >&2
+    usage >&2
+    exit 2
+    ;;
+esac
+echo "done: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a "$OUT/job.txt"
