@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -105,6 +107,37 @@ def _split_k(ctx, param, value: str) -> int | str:
     return int(value)
 
 
+@contextlib.contextmanager
+def _stages(quiet: bool):
+    """A progress line on stderr for a long run (rich): the stage, the time it has taken,
+    and k of R while timing; it is gone once the run ends. Yields run_gemm's `progress`
+    callback, or None where there is nothing to show: with `quiet` (--json) or where
+    stderr is not a terminal."""
+    from rich.console import Console
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    lock, open_ = threading.Lock(), [True]
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("starting", total=None, count="")
+
+        def report(stage: str, done: int | None = None, total: int | None = None) -> None:
+            with lock:          # timed launches report from the OpenCL runtime's threads
+                if open_[0]:
+                    bar.update(task, description=stage, completed=done or 0, total=total,
+                               count="" if total is None else f"{done} of {total}",
+                               refresh=True)
+        try:
+            yield report
+        finally:
+            with lock:
+                open_[0] = False
+
+
 def _scalar(ctx, param, value: float) -> float:
     """--alpha and --beta, checked as run_gemm() checks them (run.scalar)."""
     from .run import scalar
@@ -148,9 +181,11 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     queue = _queue(device_spec)
     m, n, k = m or size, n or size, k or size
     try:
-        r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
-                     check=not no_check, alpha=alpha, beta=beta, trans_a=trans_a,
-                     trans_b=trans_b, transposed_by=transposed_by, pad=pad, split_k=split_k)
+        with _stages(quiet=as_json) as progress:
+            r = run_gemm(queue, m, n, k, kernel=kernel.key, params=params, repeat=repeat,
+                         check=not no_check, alpha=alpha, beta=beta, trans_a=trans_a,
+                         trans_b=trans_b, transposed_by=transposed_by, pad=pad, split_k=split_k,
+                         progress=progress)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "m", "n", "k", "trans_a", "trans_b", "transposed_by",

@@ -4,7 +4,8 @@ the tuner and the benchmark record."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyopencl as cl
@@ -50,23 +51,31 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
              check: bool = True, alpha: float = 1.0, beta: float = 0.0,
              trans_a: bool = False, trans_b: bool = False, seed: int | None = None,
              plan: GemmPlan | None = None, transposed_by: str = "auto",
-             pad: str = "auto", split_k: int | str = "auto") -> dict:
+             pad: str = "auto", split_k: int | str = "auto",
+             progress: Progress | None = None) -> dict:
     """Build, warm up, verify and time one GEMM on fresh random data, laid out as gemm()
     lays it out. The operands start on the device, so what is done to them there (device
     transposes, copies into zero-padded whole tiles) is inside the timed launches.
 
     The output is poisoned with NaN before the checked launch, so an unwritten element
     fails the check. After timing, the last output must equal the first bit for bit
-    (the kernels are deterministic; a difference means a race)."""
+    (the kernels are deterministic; a difference means a race).
+
+    `progress(stage, done, total)` is told each stage as it starts (making the operands,
+    compiling, the warm-up, verifying, timing, with done of total timed launches as they
+    complete, and the check that the output did not change)."""
     alpha, beta = scalar(alpha, "alpha"), scalar(beta, "beta")
+    report = progress or (lambda stage, done=None, total=None: None)
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
                             pad=pad, split_k=split_k)
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng = np.random.default_rng(seed)
+    report("making random operands")
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
     opa, opb = (a.T if trans_a else a), (b.T if trans_b else b)
     c0 = verify.random_matrix(rng, m, n) if beta != 0.0 else None
+    report(f"compiling kernel {plan.kernel.key} ({plan.kernel.name})")
     prep = prepare(plan, cla.to_device(queue, opa), cla.to_device(queue, opb),
                    None if c0 is None else c0.copy(), alpha, beta)
     out = prep.out
@@ -77,6 +86,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         h = operands.to_host(queue, out)
         return h.T if prep.swap else h
 
+    report("warm-up launch")
     events = prep.launch()          # compiled already; this is the warm-up
     cl.wait_for_events(events)
     repeat = _repeat_for(events[-1], repeat)
@@ -84,12 +94,19 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     if check:
         first = result_host()
         rows = _rows_to_check(m, n, k, rng)
+        report(f"verifying {len(rows)} of {m} rows against float64")
         ref = verify.reference(opa[rows], opb, alpha, beta, None if c0 is None else c0[rows])
         err = verify.rel_error(first[rows], ref)
         result.update(rel_error=err, tolerance=verify.tolerance(k),
                       verified=bool(err <= verify.tolerance(k)), rows_checked=len(rows))
-    t = timing.profile(prep.launch, repeat=repeat, warmup=0)
+    report("timing", 0, repeat)
+    launch, stop = _counted(prep.launch, lambda done: report("timing", done, repeat)) \
+        if progress else (prep.launch, lambda: None)
+    t = timing.profile(launch, repeat=repeat, warmup=0)
+    stop()
+    report("timing", repeat, repeat)
     if check and c0 is None:
+        report("checking that the output did not change")
         result["stable"] = bool(np.array_equal(result_host(), first, equal_nan=True))
         result["verified"] = result["verified"] and result["stable"]
     result.update(
@@ -106,6 +123,35 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     if peak:
         result["peak_fraction"] = result["gflops"] / peak
     return result
+
+
+Progress = Callable[..., None]   # (stage, done=None, total=None)
+
+
+def _counted(launch: timing.Launch, done: Callable[[int], None]):
+    """`launch`, calling done(count) as each launch it enqueued completes (a profiling event
+    callback, so the timed launches are still enqueued back to back), and a call that
+    stops the counting (a callback may come after the events were waited for)."""
+    lock, count, live = threading.Lock(), [0], [True]
+
+    def completed(status: int) -> None:
+        with lock:
+            count[0] += 1
+            if live[0]:
+                done(count[0])
+
+    def counted():
+        evs = launch()
+        try:
+            timing.events(evs)[-1].set_callback(cl.command_execution_status.COMPLETE, completed)
+        except (cl.Error, AttributeError):   # no callbacks (OpenCL 1.0): no count
+            pass
+        return evs
+
+    def stop() -> None:
+        with lock:
+            live[0] = False
+    return counted, stop
 
 
 def _rows_to_check(m: int, n: int, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -200,3 +200,36 @@ def test_run_refuses_a_non_finite_scalar(value):
     r = invoke("run", "--kernel", "1", "--size", "8", "--alpha", value)
     assert r.exit_code == 2 and "Traceback" not in r.output and "FAIL" not in r.output
     assert f"Invalid value for '--alpha': alpha={float(value)!r} is not finite" in r.output
+
+
+def test_run_gemm_reports_its_stages(queue):
+    """run_gemm tells its progress callback each stage, and k of R as timed launches end."""
+    from clgemm.run import run_gemm
+    seen = []
+    r = run_gemm(queue, 24, 24, 24, kernel="1", repeat=3,
+                 progress=lambda stage, done=None, total=None: seen.append((stage, done, total)))
+    assert r["verified"]
+    stages = [s for s, _, _ in seen]
+    assert stages[:4] == ["making random operands", "compiling kernel 1 (naive)", "warm-up launch",
+                          "verifying 24 of 24 rows against float64"]
+    timed = [(d, t) for s, d, t in seen if s == "timing"]
+    assert timed[0] == (0, 3) and timed[-1] == (3, 3)
+    assert [d for d, _ in timed] == sorted(d for d, _ in timed)
+    assert stages[-1] == "checking that the output did not change"
+
+
+def test_run_shows_progress_on_a_terminal_only(monkeypatch):
+    """Progress goes to stderr where it is a terminal (rich's TTY_COMPATIBLE=1 says it is);
+    never with --json, and never where stderr is not a terminal."""
+    args = ("run", "--kernel", "1", "--size", "16", "--repeat", "3")
+    r = invoke(*args)
+    assert r.exit_code == 0 and r.stderr == "" and "PASS" in r.stdout
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    r = invoke(*args)
+    assert r.exit_code == 0, r.output
+    for stage in ("compiling kernel 1 (naive)", "verifying 16 of 16 rows", "timing", "3 of 3"):
+        assert stage in r.stderr
+    assert r.stdout.startswith("kernel   1 (naive") and "timing" not in r.stdout
+    r = invoke(*args, "--json")
+    assert r.exit_code == 0 and r.stderr == ""
+    assert json.loads(r.stdout)["verified"] is True
