@@ -231,114 +231,240 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 @main.command()
 @_gemm_shape(default_size=2048)
+@click.option("--shapes", default=None, metavar="MxNxK,...",
+              help="tune each of these shapes in turn (instead of --size/--m/--n/--k), the "
+                   "time limit split between them")
+@click.option("--recorded", is_flag=True,
+              help="tune the shapes gemm() recorded on this device while CLGEMM_RECORD_SHAPES=1 "
+                   "was set (only --kernel's where --kernel is given)")
 @click.option("--strategy", type=click.Choice(["grid", "random", "tpe"]), default=None,
-              help="grid: every valid point; random; tpe: Optuna's model-based sampler "
-                   "[default: grid for spaces up to 200 points, else tpe]")
+              help="grid: every valid point; random; tpe: Optuna's model-based sampler, after "
+                   "a random warm-up (needs the tune extra: pip install \"clgemm[tune]\") "
+                   "[default: grid where the budget covers the space, else tpe, else random "
+                   "with a note where optuna is missing]")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
-              help="evaluations, resumed ones included")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="seconds")
+              help="evaluations per shape, resumed ones included")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=None,
+              help="seconds for the search, for all shapes together")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="timed launches per configuration")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="compiling worker processes [default: min(8, CPUs)]")
+              help="compiling worker processes [default: one per core, as many as memory holds]")
 @click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="seconds a compile or a timed run may take before its worker is replaced")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--fresh", is_flag=True, help="start over (the old log is kept, renamed)")
 @_DEVICE
-@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary (a line per shape)")
 @click.option("--export-t4", type=click.Path(dir_okay=False, writable=True), default=None,
               help="also write every evaluation of this (device, kernel, shape) in the T4 "
-                   "results format (Kernel Tuner, KTT, BAT)")
-def tune(kernel, size, m, n, k, strategy, budget, time_limit, repeat, workers, timeout, seed,
-         fresh, device_spec, as_json, export_t4) -> None:
+                   "results format (Kernel Tuner, KTT, BAT); one shape only")
+def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, repeat, workers,
+         timeout, seed, fresh, device_spec, as_json, export_t4) -> None:
     """Search a kernel's parameter space on this device; the winner goes into the tuning
     database that gemm() and `clgemm run` use."""
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.table import Table
 
-    from .tune import WorkerSetupError
-    from .tune import tune as run_tune
-    _queue(device_spec)   # a clear error for an unknown device, before any worker starts
+    from . import tune as tune_mod
+    from .tunelog import to_t4
+    queue = _queue(device_spec)   # a clear error for an unknown device, before any worker starts
+    jobs = _tune_jobs(queue.device, kernel, size, m, n, k, shapes, recorded)
     if export_t4:         # and for an export that could not be written, before any tuning
+        if len(jobs) > 1:
+            raise click.BadParameter("exports one shape's evaluations; tune one shape",
+                                     param_hint="--export-t4")
         folder = Path(export_t4).resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise click.BadParameter(f"cannot write {export_t4}: {folder} is not a writable "
                                      f"folder", param_hint="--export-t4")
-    m, n, k = m or size, n or size, k or size
     console = Console(stderr=True)
-    columns = (TextColumn("tuning kernel " + kernel.key), BarColumn(), MofNCompleteColumn(),
-               TextColumn("fail {task.fields[failures]}"), TextColumn("{task.fields[best]}"),
-               TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=as_json) as bar:
-        task = bar.add_task("tune", total=None, failures=0, best="")
-
-        def progress(s: dict) -> None:
-            b = s["best"]
-            best = "" if b is None else f"best {b['gflops']:.0f} GFLOPS " + " ".join(
-                f"{a}={v}" for a, v in b["params"].items())
-            bar.update(task, completed=s["done"], total=s["total"], failures=s["failures"], best=best)
-
-        try:
-            res = run_tune(kernel.key, m, n, k, device_spec=device_spec, strategy=strategy,
-                           budget=budget, time_limit=time_limit, repeat=repeat, workers=workers,
-                           timeout=timeout, fresh=fresh, seed=seed, on_progress=progress)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from None
-        except WorkerSetupError as e:
-            raise click.ClickException(str(e)) from None
-    summary = res.summary()
+    options = dict(device_spec=device_spec, strategy=strategy, budget=budget, repeat=repeat,
+                   workers=workers, timeout=timeout, fresh=fresh, seed=seed)
+    try:
+        results = _tune_with_progress(tune_mod, jobs, time_limit, options, console, as_json)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except (tune_mod.WorkerSetupError, tune_mod.TuneBusy, tune_mod.MissingExtra) as e:
+        raise click.ClickException(str(e)) from None
+    except tune_mod.Terminated:
+        console.print("terminated: every finished evaluation is in the log; the same command "
+                      "resumes from it")
+        raise
     if export_t4:
-        doc = db.to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": kernel.key,
-                                     "kernel_name": kernel.name, "m": m, "n": n, "k": k,
-                                     "log": res.log})
+        res = results[0]
+        doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
+                                  "kernel_name": kernels.get(res.kernel).name, "m": res.shape[0],
+                                  "n": res.shape[1], "k": res.shape[2], "log": res.log})
         db.write_atomic(Path(export_t4), doc)
     if as_json:
-        click.echo(json.dumps(verify.json_safe(summary)))
-        _exit_without_winner(summary)
-        return
-    out = Console()
-    c = summary
+        for res in results:
+            click.echo(json.dumps(verify.json_safe(res.summary())))
+    else:
+        out = _full_width_console()
+        for res in results:
+            _print_tune(out, res)
+        out.print(_tune_table(results))
+    if any(res.best is None for res in results):
+        raise SystemExit(1)   # nothing recorded for a shape: a script running this can tell
+
+
+def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, int, int, int]]:
+    """(kernel, m, n, k) to tune: one shape, --shapes, or the recorded ones."""
+    from . import record
+    if shapes and recorded:
+        raise click.UsageError("give --shapes or --recorded, not both")
+    if (shapes or recorded) and any(x is not None for x in (m, n, k)):
+        raise click.UsageError("--m, --n and --k give one shape; with --shapes or --recorded "
+                               "leave them out")
+    if recorded:
+        given = click.get_current_context().get_parameter_source("kernel")
+        only = kernel.key if given is not click.core.ParameterSource.DEFAULT else None
+        jobs = record.recorded(dev, only)
+        if not jobs:
+            raise click.UsageError(f"no shapes recorded on {db.device_key(dev)}"
+                                   + (f" for kernel {only}" if only else "")
+                                   + f" in {record.path()}: run the application with "
+                                   f"{record.ENV}=1 first")
+        return jobs
+    if shapes:
+        jobs = []
+        for text in shapes.split(","):
+            dims = db.parse_shape(text.strip())
+            if dims is None:
+                raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
+                                         param_hint="--shapes")
+            jobs.append((kernel.key, *dims))
+        return list(dict.fromkeys(jobs))
+    return [(kernel.key, m or size, n or size, k or size)]
+
+
+def _tune_with_progress(tune_mod, jobs, time_limit, options, console, as_json) -> list:
+    """Run the jobs with a progress line per shape: evaluations, failures, the best so far
+    and the time left (of the time limit where there is one, else estimated)."""
+    import time
+
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("fail {task.fields[failures]}"), TextColumn("{task.fields[best]}"),
+               TextColumn("{task.fields[left]}"))
+    with Progress(*columns, console=console, transient=as_json) as bar:
+        tasks: dict[int, int] = {}
+        started: dict[int, float] = {}
+        current = [0]
+        noted = set()
+
+        def on_start(i, job):
+            current[0] = i
+            started[i] = time.monotonic()
+            tasks[i] = bar.add_task(f"kernel {job[0]} {db.shape_key(*job[1:])}", total=None,
+                                    failures=0, best="", left="")
+
+        def progress(s: dict) -> None:
+            i = current[0]
+            if s.get("note") and s["note"] not in noted:
+                noted.add(s["note"])
+                bar.console.print(escape(s["note"]))
+            b = s["best"]
+            best = "" if b is None else f"best {b['gflops']:.0f} GFLOPS"
+            if s.get("phase") == "finals":
+                left = "re-measuring the best"
+            elif s.get("seconds_left") is not None:
+                left = f"{s['seconds_left']:.0f} s left"
+            else:
+                rate = s["done"] / max(1e-9, time.monotonic() - started[i])
+                left = f"~{(s['total'] - s['done']) / rate:.0f} s left" if rate > 0 else ""
+            bar.update(tasks[i], completed=s["done"], total=s["total"], failures=s["failures"],
+                       best=best, left=left)
+
+        if len(jobs) == 1:
+            on_start(0, jobs[0])
+            return [tune_mod.tune(*jobs[0], time_limit=time_limit, on_progress=progress, **options)]
+        return tune_mod.tune_many(jobs, time_limit=time_limit, on_start=on_start,
+                                  on_progress=progress, **options)
+
+
+def _full_width_console():
+    """Standard output; when it is not a terminal, wide enough that no table is cut or
+    wrapped (rich assumes 80 columns there)."""
+    from rich.console import Console
+    return Console() if sys.stdout.isatty() else Console(width=400)
+
+
+def _print_tune(out, res) -> None:
+    """One shape's report: the space, the top configurations, failures, the winner, the
+    split-K stage, and where the log and the database are."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    c = res.summary()
+    m, n, k = res.shape
+    if c["note"]:
+        out.print(escape(c["note"]))
     out.print(f"space: {c['raw']} raw, {c['valid']} valid, {c['rejected']} rejected by constraints; "
               f"{len(res.records)} evaluated ({c['resumed']} resumed from the log, "
-              f"{c['evaluated_now']} now in {c['seconds']:.1f} s = {c['configs_per_second']:.1f}/s)")
-    table = Table(title=f"kernel {kernel.key} at {m}x{n}x{k}: top configurations")
+              f"{c['evaluated_now']} now in {c['seconds']:.1f} s = {c['configs_per_second']:.1f}/s, "
+              f"{c['strategy']}, {c['workers']} workers)")
+    table = Table(title=f"kernel {res.kernel} at {m}x{n}x{k}: top configurations")
     for col in ("GFLOPS", "median ms", "min ms", "max ms", "parameters"):
         table.add_column(col)
     for r in c["top"]:
         table.add_row(f"{r['gflops']:.0f}", f"{r['ms_median']:.4f}", f"{r['ms_min']:.4f}",
-                      f"{r['ms_max']:.4f}", " ".join(f"{a}={v}" for a, v in r["params"].items()))
+                      f"{r['ms_max']:.4f}", _params_text(r["params"]))
     out.print(table)
     out.print("failures by reason: " + (", ".join(f"{s} {n}" for s, n in c["status_counts"].items()
                                                   if s != "ok") or "none"))
     if c["best"]:
         b = c["best"]
         out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
-                  + " ".join(f"{a}={v}" for a, v in b["params"].items())
+                  + _params_text(b["params"])
                   + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
     else:
-        out.print("no winner: no configuration was correct (the database is unchanged)")
+        out.print(f"no winner: {c['no_winner_reason']} (the database is unchanged)")
     if c["split_stage"]:
         out.print("split-K stage (each finalist with each count of k slices, all in the same "
                   "interleaved rounds), GFLOPS:")
         for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
-            out.print("  " + " ".join(f"{a}={v}" for a, v in p.items()) + ": " + ", ".join(
+            out.print("  " + _params_text(p) + ": " + ", ".join(
                 (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
                  if "splits" in r else "stage ")
                 + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
                 + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
                 for r in c["split_stage"] if r["params"] == p))
-    out.print(f"log: {c['log']}" + (f"\ndatabase: {c['database']}" if c["best"] else ""))
-    _exit_without_winner(summary)
+    out.print(f"log: {c['log']}" + (f"\ndatabase: {c['database']}" if c["database"] else ""))
 
 
-def _exit_without_winner(summary: dict) -> None:
-    """A tune that found no correct configuration fails (exit status 1), after its report,
-    so that a script running it sees that nothing was recorded."""
-    if not summary["best"]:
-        raise SystemExit(1)
+def _params_text(p: dict) -> str:
+    return " ".join(f"{a}={v}" for a, v in p.items())
+
+
+def _tune_table(results):
+    """The closing table: per shape, the winner against the registry defaults and against
+    what gemm() launched there before (a tuned entry of another shape or of this one),
+    both timed in the winner's re-measure rounds where they could be."""
+    from rich.table import Table
+
+    table = Table(title="best per shape (speed-ups: the winner's GFLOPS over each)")
+    for col in ("kernel", "shape", "evaluated", "best GFLOPS", "vs defaults", "vs before",
+                "before", "winner"):
+        table.add_column(col)
+
+    def ratio(best, ref):
+        g = (ref or {}).get("gflops")
+        return f"{best['gflops'] / g:.2f}x" if best and g else "-"
+    for res in results:
+        refs, best = res.references, res.best
+        before = refs.get("before")
+        where = (f"tuned at {before['tuned_at']}" if before else "the defaults")
+        table.add_row(res.kernel, db.shape_key(*res.shape), str(len(res.records)),
+                      f"{best['gflops']:.0f}" if best else "none",
+                      ratio(best, refs.get("defaults")),
+                      ratio(best, before or refs.get("defaults")), where,
+                      (_params_text(best["params"]) + (f" splits={best['splits']}"
+                                                        if "splits" in best else ""))
+                      if best else (res.no_winner_reason() or ""))
+    return table
 
 
 def _int_list(text: str, what: str) -> list[int]:

@@ -22,6 +22,7 @@ import clgemm
 from clgemm import db, device, kernels, timing, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
+from clgemm.tunelog import to_t4
 from clgemm.tune import tune
 
 from .conftest import SMALL
@@ -139,6 +140,84 @@ def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
         time.sleep(0.1)
     assert _running_in_group(p.pid) == []       # (exited ones may wait for init to reap them)
     assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def _start_tune(home, lines: int, **popen):
+    """A tune of kernel 5 in a process of its own (SlowSynthetic: no OpenCL work), once its
+    log has `lines` lines: (process, its children's PIDs then)."""
+    code = ("from clgemm.tune import tune; tune('5', 64, 64, 64, strategy='random', budget=80, "
+            "workers=2, evaluator='tests.evaluators:SlowSynthetic', update_db=False)")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)), **popen)
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < lines):
+        time.sleep(0.1)
+    children = _children(p.pid)
+    assert len(children) >= 2, children          # the two workers (and the resource tracker)
+    return p, children, log
+
+
+def _children(pid: int) -> list[str]:
+    """Running processes whose parent is `pid` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(stat.parent.name)
+    return found
+
+
+def _still_running(pids: list[str], within: float) -> list[str]:
+    deadline = time.time() + within
+    while True:
+        left = []
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                left.append(pid)
+        if not left or time.time() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def test_kill_9_of_the_tune_leaves_no_worker_behind(home):
+    """kill -9 of the tune alone (not its process group): its workers die with it (they
+    stayed, blocked on their task queue, holding an OpenCL context, for minutes)."""
+    p, children, _ = _start_tune(home, 3)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert _still_running(children, 5) == []
+
+
+def test_sigterm_stops_the_tune_like_ctrl_c(home):
+    """SIGTERM to the tune alone: it stops its workers, keeps every line of its log whole,
+    exits with 143, and no worker prints a traceback (BrokenPipeError) on its way out."""
+    p, children, log = _start_tune(home, 3, stderr=subprocess.PIPE, text=True)
+    os.kill(p.pid, signal.SIGTERM)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and "Error" not in err, err[-2000:]
+    assert _still_running(children, 5) == []
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def test_sigterm_to_the_whole_group_is_as_quiet(home):
+    """As a service manager sends it: to every process of the group at once."""
+    p, children, log = _start_tune(home, 3, stderr=subprocess.PIPE, text=True)
+    os.killpg(p.pid, signal.SIGTERM)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 143 and "Traceback" not in err, err[-2000:]
+    assert _still_running(children, 5) == []
+    # the tune ended before its budget: resumable, nothing recorded as crashed
+    assert {json.loads(line)["status"] for line in log.read_bytes().splitlines()} == {"ok"}
 
 
 def _running_in_group(pgid: int) -> list[str]:
@@ -268,12 +347,12 @@ def test_an_opt_in_kernel_is_taken_only_by_name(queue):
 def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
     """gemm() chooses parameters on every call; the choice is kept per database state, and
     a new entry, whether written here or by another process, is seen by the next call."""
-    gemm_mod = sys.modules["clgemm.gemm"]    # clgemm.gemm is the function
+    from clgemm import heuristics
     dev = queue.device
     db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
     chosen = []
-    real = gemm_mod._choose
-    monkeypatch.setattr(gemm_mod, "_choose", lambda *a: chosen.append(a[2]) or real(*a))
+    real = heuristics.choose_entry
+    monkeypatch.setattr(heuristics, "choose_entry", lambda *a: chosen.append(a[2]) or real(*a))
     for _ in range(3):
         assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 8}
     assert len(chosen) == 1
@@ -371,7 +450,7 @@ def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
 
 def test_slow_configuration_is_timed_once(queue):
     """A first timed run over the cutoff ends the timing; under it, all runs are taken."""
-    from clgemm.tune import Evaluator
+    from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "2", 40, 24, 16, repeat=4)
     plan = ev.compile({"TS": 8})
     slow = ev.measure(plan, cutoff_ms=0.0)
@@ -382,7 +461,7 @@ def test_slow_configuration_is_timed_once(queue):
 
 
 def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
-    from clgemm.tune import Evaluator
+    from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     exact_only = {(True, False, False, False)}    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K) builds
@@ -411,7 +490,7 @@ def test_export_t4(tmp_path):
     r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--export-t4",
                                   str(tmp_path / "no-such-folder" / "t4.json")])
     assert r.exit_code != 0 and "not a writable folder" in r.output and "Traceback" not in r.output
-    failed = db.to_t4([{"params": {"TS": 8}, "status": "crashed", "error": "died"},
+    failed = to_t4([{"params": {"TS": 8}, "status": "crashed", "error": "died"},
                        {"params": {"TS": 4}, "status": "wrong", "rel_error": 1.0}], {})
     assert [x["invalidity"] for x in failed["results"]] == ["runtime", "correctness"]
     assert all(x["correctness"] == 0 and x["measurements"] == [] for x in failed["results"])
@@ -420,7 +499,7 @@ def test_export_t4(tmp_path):
 def test_split_target_checks_the_split_build(queue):
     """A target that auto-splits k is checked at the odd shape with the SPLIT_K build too,
     so the one program compiled ahead is the one checked and timed."""
-    from clgemm.tune import Evaluator
+    from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.splits(1, 32, 4096) > 1
@@ -434,7 +513,7 @@ def test_tpe_proposes_the_winners_at_other_shapes_first(queue):
     """Warm start: the database's winners (nearest shape first) are evaluated before the
     model's own proposals; invalid or already measured ones are skipped."""
     from clgemm import kernels
-    from clgemm.tune import TPE
+    from clgemm.strategies import TPE
     kern = kernels.get("5")
     valid = [p for p in kern.space() if not kern.violations(p, queue.device)][:400]
     w1, w2, measured = valid[123], valid[7], valid[50]
@@ -481,13 +560,11 @@ def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, 
     assert of4 not in _winners(dev, kernels.get("5"), (90, 90, 90))
 
 
-def test_kmajor_target_checks_and_times_the_kmajor_build(queue, monkeypatch):
+def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     """A target whose row-major A gemm() turns K-major is checked and timed with the
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
-    from clgemm.tune import Evaluator
-    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
-    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_N", 0)
-    monkeypatch.setattr(gemm_mod, "KMAJOR_MIN_VOLUME", 0)
+    from clgemm.evaluate import Evaluator
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0)
     for shape, builds in (((64, 64, 64), {(True, True, False, False)}),
                           ((37, 45, 29), {(False, True, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
@@ -498,12 +575,11 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, monkeypatch):
         assert set(plan._programs) == builds
 
 
-def test_padded_target_checks_and_times_the_exact_build(queue, monkeypatch):
+def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     """A target that gemm() pads to whole tiles is checked and timed with the EXACT build
     over zero-padded operands, as it will run; the real C is written in place."""
-    from clgemm.tune import Evaluator
-    for name in ("PAD_MIN_VOLUME", "PAD_MIN_K", "PAD_MIN_MN"):
-        monkeypatch.setattr(sys.modules["clgemm.gemm"], name, 0)
+    from clgemm.evaluate import Evaluator
+    thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0)
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
@@ -595,13 +671,13 @@ def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
     (2 times, the least) is taken. At m = 16 both waste nothing and the nearest stands; at
     m = 12 the 16-row tile wastes 4/3 against 1 (within TILE_WASTE = 1.5), so it does too.
     An entry tuned at the very shape is kept whatever it wastes."""
-    gemm_mod = sys.modules["clgemm.gemm"]
+    from clgemm import heuristics
     dev = queue.device
     tall = dict(TSM=16, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
     flat = dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
     db.record_best(dev, "5", 16, 256, 256, tall, 10.0)
     db.record_best(dev, "5", 1, 512, 512, flat, 1.0)
-    assert gemm_mod.TILE_WASTE == 1.5
+    assert heuristics.DEFAULTS["tile_waste"] == 1.5
     assert db.near(dev, "5", 2, 256, 256)[0][1]["params"] == tall    # the nearest
     assert GemmPlan(queue, "5", shape=(2, 256, 256)).params == flat
     assert GemmPlan(queue, "5", shape=(16, 320, 320)).params == tall
@@ -644,7 +720,7 @@ def test_a_worker_killed_mid_message_does_not_silence_the_others():
     """One worker dies while writing a message too large for the pipe (a driver crash can
     strike at any point); another's message still arrives, and the dead one's pipe reads as
     closed. With one queue for all workers its lock stayed held and nothing arrived."""
-    from clgemm.tune import _Inbox
+    from clgemm.pool import Inbox as _Inbox
     ctx = multiprocessing.get_context("spawn")
     inbox = _Inbox(ctx)
     pipes = [inbox.open(0), inbox.open(1)]
@@ -676,7 +752,7 @@ def test_split_stage_checks_every_count_it_times(queue):
     """The counts: 1, the one gemm() would pick unaided, and powers of two up to
     SPLIT_STAGE_FILL work-groups per compute unit; each checked against float64 at the
     odd shape and at the target, and timed in interleaved rounds."""
-    from clgemm.tune import SPLIT_STAGE_FILL, Evaluator
+    from clgemm.evaluate import SPLIT_STAGE_FILL, Evaluator
     p = SMALL["5"][0]
     ev = Evaluator(queue, "5", *SKINNY, repeat=2)
     cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
@@ -818,7 +894,7 @@ def test_split_stage_runs_over_the_finalists(queue):
 def test_split_stage_interleaves_the_finalists(queue):
     """All finalists' (configuration, count) pairs run in the same rounds, each round
     taking every pair in turn, so that drift during the stage hits them alike."""
-    from clgemm.tune import Evaluator
+    from clgemm.evaluate import Evaluator
 
     class Logged(Evaluator):
         def time(self, plan, repeat=None, cutoff_ms=None):
@@ -849,7 +925,7 @@ def test_a_failing_pair_leaves_the_rest_of_the_stage(queue):
 def test_a_finalist_the_stage_finds_wrong_cannot_win(queue):
     """Planted: the small tiles win the search (1 ms) but are wrong in the split stage; the
     winner is the larger tiles at their best count, and the database says so."""
-    from clgemm.tune import SPLIT_STAGE_FILL
+    from clgemm.evaluate import SPLIT_STAGE_FILL
     cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
     small = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=2, PAD=0)
     big = SMALL["5"][0]
@@ -927,7 +1003,7 @@ def test_a_hung_remeasure_times_out_per_step(queue):
 def test_the_stage_shares_one_workspace(queue):
     """Every plan the evaluator compiles uses one split-K workspace, as large as the
     largest count needs."""
-    from clgemm.tune import Evaluator
+    from clgemm.evaluate import Evaluator
     a, b = SMALL["5"]
     ev = Evaluator(queue, "5", *SKINNY, repeat=2)
     ev.split_stage([a, b])
@@ -953,7 +1029,7 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     """Away from the tuned shape, slices are no thinner than the tuned ones or SPLIT_MIN_K,
     whichever is less (an entry that found 1 slice best at 64 x 64 x 1024 must not split a
     small cube near it), and a count whose partial sums would not fit one buffer halves."""
-    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
+    from clgemm import heuristics, operands
     p = SMALL["5"][0]                          # 32 x 32 tiles
     db.record_best(queue.device, "5", 64, 64, 1024, p, 1.0, {"splits": 1})   # 4 groups
     # 32 x 32 x 256: one group; the same total would be 4 slices of 64, thinner than 512
@@ -963,12 +1039,12 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": 16})
     # SKINNY's 16 slices are 32 deep: 1 x 64 x 384 may take slices of 16 (SPLIT_THINNER = 2),
     # so 16 slices; half that depth again is too thin (1 x 64 x 192: 8 slices, not 16)
-    assert gemm_mod.SPLIT_THINNER == 2
+    assert heuristics.DEFAULTS["split_thinner"] == 2
     assert GemmPlan(queue, "5", shape=(1, 64, 384)).splits(1, 64, 384) == 16
     assert GemmPlan(queue, "5", shape=(1, 64, 192)).splits(1, 64, 192) == 8
     plan = GemmPlan(queue, "5", shape=SKINNY)
     assert plan.splits(*SKINNY) == 16
-    monkeypatch.setattr(gemm_mod.operands, "MAX_ELEMENTS", 4 * 64)   # 4 slices of 1 x 64
+    monkeypatch.setattr(operands, "MAX_ELEMENTS", 4 * 64)   # 4 slices of 1 x 64
     assert plan.splits(*SKINNY) == 4 and plan.splits(*SKINNY, asked=16) == 16
 
 
@@ -976,7 +1052,7 @@ def test_a_finalist_without_split_counts_still_competes(queue, monkeypatch):
     """Planted: 16 x 16 tiles (too many groups to split) take 1 ms; 32 x 32 tiles 10/S
     ms with S slices (5 ms at their best). The stage times the former at its one count in
     the same rounds (marked only_count), and it wins with no split count recorded."""
-    from clgemm.tune import SPLIT_STAGE_FILL, Evaluator
+    from clgemm.evaluate import SPLIT_STAGE_FILL, Evaluator
     cap = SPLIT_STAGE_FILL * queue.device.max_compute_units
     small = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2, WIDTH=2, PAD=0)
     big = SMALL["5"][0]
@@ -1006,7 +1082,7 @@ def test_a_finalist_without_split_counts_still_competes(queue, monkeypatch):
 def test_a_late_answer_is_not_taken_for_the_next_task():
     """A worker's answer to an earlier whole-device task (one the tuner stopped waiting
     for) names that task's index and is dropped."""
-    from clgemm.tune import _ask
+    from clgemm.pool import ask as _ask
 
     class Inbox:
         def __init__(self):
@@ -1018,6 +1094,7 @@ def test_a_late_answer_is_not_taken_for_the_next_task():
                 raise queue_mod.Empty
             return self.msgs.pop(0)
 
-    slot = SimpleNamespace(proc=SimpleNamespace(is_alive=lambda: True), tasks=queue_mod.Queue())
+    slot = SimpleNamespace(proc=SimpleNamespace(is_alive=lambda: True, kill=lambda: None,
+                                                join=lambda t=None: None), tasks=queue_mod.Queue())
     assert _ask([slot], Inbox(), ("splits", -3, {}), 5.0) == {"records": ["for finalist 2"]}
     assert _ask([slot], Inbox(), ("splits", -4, {}), 1.0) is None

@@ -1,0 +1,197 @@
+"""What the tuner's worker processes run: compile a configuration, check it against
+float64 on fresh data, time it at the target shape as gemm() would launch it, and the
+finalists' interleaved re-measure and split-K stage. Tests substitute subclasses to plant
+crashes, hangs and timings."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from . import db, operands, timing, verify
+
+CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
+# the split stage times each finalist with slices of k up to this many work-groups per
+# compute unit (and at most SPLIT_STAGE_MAX slices)
+SPLIT_STAGE_FILL = 16
+SPLIT_STAGE_MAX = db.MAX_SPLITS
+
+
+class Evaluator:
+    """Compiles, verifies and times configurations of one kernel at one shape. Lives in a
+    worker process; tests substitute a subclass to plant crashes and hangs."""
+
+    def __init__(self, queue: cl.CommandQueue, kernel: str, m: int, n: int, k: int, repeat: int):
+        self.queue, self.kernel, self.shape, self.repeat = queue, kernel, (m, n, k), repeat
+        rng = np.random.default_rng()
+        self.a = verify.random_matrix(rng, m, k)
+        self.b = verify.random_matrix(rng, k, n)
+        # the timed output is checked too, on rows that cross the first and last tiles
+        self.rows = verify.sample_rows(rng, m, 14)
+        self.ref = verify.reference(self.a[self.rows], self.b)
+        self._mats: dict[tuple, tuple] = {}
+        # one split-K workspace for every plan: the split stage holds dozens at once, and
+        # their launches on this queue never overlap
+        from .gemm import Workspace
+        self._work = Workspace(queue.context)
+
+    def compile(self, params: Mapping[str, int], split_k: int | str = "auto"):
+        """The plan with the program that the target shape launches, built now: this is
+        the phase the worker pool runs in parallel, ahead of the device."""
+        from .gemm import GemmPlan
+        plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k, workspace=self._work)
+        launched, kmajor = self.layout(plan)
+        plan.compiled(*launched, kmajor)
+        return plan
+
+    def split_counts(self, params: Mapping[str, int]) -> list[int]:
+        """The slices of k the split stage times: 1, the count gemm() picks unaided, and
+        powers of two while the work-groups number at most SPLIT_STAGE_FILL per compute unit
+        and the partial sums fit on the device; each as launched (every slice holds a tile
+        of k), without repeats. One count for a kernel without split-K."""
+        from .gemm import GemmPlan
+        plan = GemmPlan(self.queue, self.kernel, params)
+        launched, _ = self.layout(plan)
+        groups, _ = plan.tiles(*launched)
+        cap = SPLIT_STAGE_FILL * self.queue.device.max_compute_units
+        counts = {1, plan.splits(*launched)}
+        s = 2
+        while s <= SPLIT_STAGE_MAX and groups * s <= cap:
+            counts.add(plan.splits(*launched, s))
+            s *= 2
+        m, n, _ = self.shape
+        return [s for s in sorted(counts) if plan.workspace_fits(s, m, n)]
+
+    def split_stage(self, finalists: list[Mapping[str, int]],
+                    alive: Callable[[], None] = lambda: None) -> dict:
+        """Each configuration with each of its `split_counts`, checked (`measure`), then all
+        the correct pairs timed in the same interleaved rounds, so that the margin compares
+        timings taken side by side. A configuration with one count is timed with the rest
+        (marked `only_count`); no records where none has two. A pair that raises is
+        recorded as failed and the others go on. `alive` is called after each step, so
+        that the parent's deadline counts from the last one."""
+        counts = [self.split_counts(p) for p in finalists]
+        if all(len(c) < 2 for c in counts):
+            return {"records": []}
+        plans, records = [], []
+        for params, cs in zip(finalists, counts):
+            for s in cs:
+                try:
+                    plan = self.compile(params, split_k=s)
+                    rec = self.measure(plan)
+                except Exception as e:    # noqa: BLE001 - one pair's failure, recorded
+                    plan, rec = None, {"status": "failed", "error": short(e)}
+                rec.pop("ms", None)
+                records.append({"params": dict(params), "splits": s, **rec,
+                                **({"only_count": True} if len(cs) == 1 else {})})
+                if rec["status"] == "ok":
+                    plans.append((len(records) - 1, plan))
+                alive()
+        ms = self.interleaved([p for _, p in plans], alive=alive)
+        for (i, _), times in zip(plans, ms):
+            records[i]["ms"] = times
+        return {"records": records}
+
+    def remeasure(self, finalists: list[Mapping[str, int]],
+                  alive: Callable[[], None] = lambda: None) -> dict:
+        """The finalists compiled again and timed in the same interleaved rounds; `alive`
+        is called after each compile and each round, as in `split_stage`."""
+        plans = []
+        for params in finalists:
+            plans.append(self.compile(params))
+            alive()
+        return {"ms": self.interleaved(plans, alive=alive)}
+
+    def interleaved(self, plans: list, rounds: int = 5,
+                    alive: Callable[[], None] = lambda: None) -> list[list[float]]:
+        """Timings of each plan over `rounds` rounds that take them in turn: near-ties
+        reorder under noise, and drift hits them alike."""
+        ms: list[list[float]] = [[] for _ in plans]
+        for _ in range(rounds):
+            for i, plan in enumerate(plans):
+                ms[i].extend(self.time(plan, max(2, self.repeat // 2)).ms)
+            alive()
+        return ms
+
+    def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
+        """How gemm() launches the target with this plan: the shape the launch covers
+        (`GemmPlan.launched`) and whether A is read K-major (`kmajor_a`)."""
+        return plan.launched(*self.shape), plan.kmajor_a(*self.shape)
+
+    def check_shape(self, plan) -> tuple[int, int, int]:
+        """Odd, so that every partial-tile path runs; but when the target shape takes the
+        build without bounds checks (EXACT), whole tiles of it, so that build is the one
+        checked and no second compile is needed."""
+        if not plan.exact(*self.layout(plan)[0]):
+            return CHECK_SHAPE
+        tm, tn = plan.kernel.geometry.tile(plan.params)
+        return (2 * tm, 3 * tn, 5 * plan.params["TSK"])
+
+    def measure(self, plan, cutoff_ms: float | None = None) -> dict:
+        """Check on fresh random data at an odd shape, then time at the target shape and
+        check that output too (both poisoned with NaN first). A configuration whose first
+        timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
+        and at large shapes the slow ones would otherwise hold the device most of the time."""
+        shape = self.check_shape(plan)
+        launched, kmajor = self.layout(plan)
+        err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor)
+        if not err <= verify.tolerance(shape[2]):
+            return {"status": "wrong", "rel_error": verify.json_safe(err),
+                    "checked": "fresh data at {}x{}x{}".format(*shape)}
+        cm = self._operands(plan)[2]
+        operands.poison(self.queue, cm)
+        t = self.time(plan, cutoff_ms=cutoff_ms)
+        err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
+        if not err_t <= verify.tolerance(self.shape[2]):
+            return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
+        m, n, k = self.shape
+        return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
+                "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
+                "gflops": timing.gflops(m, n, k, t.median)}
+
+    def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool) -> float:
+        """The error at `shape`, cut into as many slices of k as the target is (at most one
+        per tile of k), with A laid out as the target's is, so that the build checked is the
+        one timed (SPLIT_K or not, A_KMAJOR or not)."""
+        m, n, k = shape
+        rng = np.random.default_rng()
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        q, al = self.queue, plan.align
+        cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
+        am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
+        cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
+                                     split_k=splits)())
+        return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
+
+    def _operands(self, plan):
+        """A, B and C on the device as the target's launch takes them: A and B zero-padded
+        to whole tiles when gemm() pads (the copies that pad them are not timed), A K x M
+        when it is read K-major (`kmajor_a`), and that flag; kept per layout."""
+        (mp, np_, kp), kmajor = self.layout(plan)
+        key = (plan.align, kmajor, mp, np_, kp)
+        if key not in self._mats:
+            m, n, _ = self.shape
+            q, al = self.queue, plan.align
+            a, ashape = (np.ascontiguousarray(self.a.T), (kp, mp)) if kmajor else (self.a, (mp, kp))
+            self._mats[key] = (operands.raw(q, a, al, ashape), operands.raw(q, self.b, al, (kp, np_)),
+                               operands.empty(q, m, n, operands.rounded(n, al)), kmajor)
+        return self._mats[key]
+
+    def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
+        am, bm, cm, kmajor = self._operands(plan)
+        repeat = repeat or self.repeat
+        launch = plan.bind(am, bm, cm, a_kmajor=kmajor)
+        if cutoff_ms is None or repeat == 1:
+            return timing.profile(launch, repeat=repeat, warmup=1)
+        first = timing.profile(launch, repeat=1, warmup=1)
+        if first.median > cutoff_ms:
+            return first
+        return timing.Timing(first.ms + timing.profile(launch, repeat=repeat - 1, warmup=0).ms)
+
+
+def short(e: BaseException) -> str:
+    """An exception as one line for a record (its type and message, at most 2000 chars)."""
+    return (f"{type(e).__name__}: {e}" or traceback.format_exc())[-2000:]

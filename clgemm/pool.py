@@ -1,0 +1,365 @@
+"""The tuner's worker processes: each has its own OpenCL context and an Evaluator, takes
+tasks over a pipe of its own and reports over another. The parent hands a single "device
+token" to one worker at a time, so that timings never overlap; compiles run in parallel.
+
+A worker never outlives the tune: on Linux the kernel kills it when its parent dies
+(prctl PR_SET_PDEATHSIG), and everywhere it leaves when its task pipe closes or its parent's
+PID changes while it waits (a kill -9 of the tune left a worker holding a 290 MB OpenCL
+context for minutes, 2026-12-03). SIGINT and SIGTERM are the parent's to handle: it stops
+the workers itself, and a worker whose parent is gone exits without a traceback.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import multiprocessing as mp
+import multiprocessing.connection as mp_connection
+import os
+import queue as queue_mod
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+import pyopencl as cl
+
+from . import device as devmod
+from . import operands
+from .build import BuildError
+from .evaluate import short
+
+POLL_S = 0.5          # how often a waiting worker checks that its parent is alive
+STOP_GRACE_S = 3.0    # how long stopping workers may take before they are killed
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_PR_SET_PDEATHSIG = 1
+# what one worker costs besides its operands: its OpenCL context and the modules it
+# imports (about 290 MB resident on pocl, 2026-12-03)
+WORKER_BASE_BYTES = 320 << 20
+
+
+class WorkerSetupError(RuntimeError):
+    """A worker could not make its device queue or its evaluator's data (a MemoryError making
+    the inputs, say): no configuration's fault, so the tune stops instead of recording one."""
+
+
+class _ParentGone(Exception):
+    pass
+
+
+# ------------------------------------------------------------------ worker side
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent dies (Linux), and leave now if it
+    already has (it may have died before the request was made)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass          # no prctl: the PID poll below still ends the worker
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _receive(tasks: Connection, parent: int):
+    """The next task; _ParentGone if the pipe closed or the parent's PID changed."""
+    while True:
+        try:
+            if tasks.poll(POLL_S):
+                return tasks.recv()
+        except (EOFError, OSError):
+            raise _ParentGone from None
+        if os.getppid() != parent:
+            raise _ParentGone
+
+
+def _reporter(results: Connection):
+    def send(message) -> None:
+        try:
+            results.send(message)
+        except (BrokenPipeError, EOFError, OSError):
+            raise _ParentGone from None
+    return send
+
+
+def worker(wid: int, parent: int, device_spec: str | None, kernel: str, shape: tuple,
+           repeat: int, evaluator: str, tasks: Connection, results: Connection) -> None:
+    die_with_parent(parent)
+    # Ctrl-C reaches the whole process group, and so may SIGTERM; stopping the workers is
+    # the parent's job, and each one's traceback would only bury the parent's message
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        _serve(wid, parent, device_spec, kernel, shape, repeat, evaluator, tasks, results)
+    except _ParentGone:
+        os._exit(0)       # nothing to report to, and nothing worth tearing down
+
+
+def _serve(wid, parent, device_spec, kernel, shape, repeat, evaluator, tasks, results) -> None:
+    send = _reporter(results)
+    try:
+        mod, _, name = evaluator.partition(":")
+        cls = getattr(importlib.import_module(mod), name)
+        q = devmod.queue(devmod.select(device_spec))
+        ev = cls(q, kernel, *shape, repeat)
+    except Exception as e:                # noqa: BLE001 - reported; the parent stops the tune
+        send(("fatal", wid, None, short(e)))
+        while _receive(tasks, parent) is not None:   # alive until told to stop: a dead
+            pass                                      # worker's task would be recorded as crashed
+        return
+    while True:
+        task = _receive(tasks, parent)
+        if task is None:
+            return
+        kind, idx, payload = task
+        if kind in ("remeasure", "splits"):   # the finalists again; a finalist's split-K
+            if _receive(tasks, parent) is None:   # wait for the token; None: the tune is over
+                return
+            try:
+                task_of = ev.remeasure if kind == "remeasure" else ev.split_stage
+                out = task_of(payload, alive=lambda: send(("alive", wid, idx, None)))
+            except _ParentGone:
+                raise
+            except Exception as e:        # noqa: BLE001 - the tune keeps what it has
+                out = {"error": short(e)}
+            send(("done", wid, idx, out))
+            continue
+        params = payload
+        send(("start", wid, idx, None))
+        t0 = time.perf_counter()
+        try:
+            plan = ev.compile(params)
+        except BuildError as e:
+            send(("done", wid, idx, {"status": "compile_error", "error": str(e)[-2000:]}))
+            continue
+        except Exception as e:            # noqa: BLE001 - recorded, never fatal
+            send(("done", wid, idx, {"status": "compile_error", "error": short(e)}))
+            continue
+        compile_s = time.perf_counter() - t0
+        send(("ready", wid, idx, None))
+        token = _receive(tasks, parent)   # the device token; None: the tune is over
+        if token is None:
+            return
+        _, cutoff_ms = token
+        t1 = time.perf_counter()
+        try:
+            rec = ev.measure(plan, cutoff_ms)
+        except cl.Error as e:
+            rec = {"status": "launch_error", "error": short(e)}
+        except Exception as e:            # noqa: BLE001
+            rec = {"status": "launch_error", "error": short(e)}
+        rec["compile_s"] = round(compile_s, 3)
+        rec["device_s"] = round(time.perf_counter() - t1, 3)
+        send(("done", wid, idx, rec))
+
+
+# ------------------------------------------------------------------ parent side
+
+class _Tasks:
+    """The parent's end of a worker's task pipe. A send to a worker that died is dropped:
+    the sweep sees the death and replaces the worker."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def put(self, task) -> None:
+        try:
+            self.conn.send(task)
+        except (BrokenPipeError, OSError):
+            pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Inbox:
+    """The workers' messages, over a pipe of each worker's own. With one queue shared by
+    all of them, a worker killed while its queue's feeder thread was still writing left the
+    queue's lock held, so that no worker could report again; a dead worker now breaks only
+    its pipe."""
+
+    def __init__(self, ctx):
+        self.ctx, self.pipes = ctx, {}
+
+    def open(self, wid: int) -> Connection:
+        """A new pipe for worker `wid` (replacing a dead one's): its end to write to."""
+        self.close(wid)
+        read, write = self.ctx.Pipe(duplex=False)
+        self.pipes[wid] = read
+        return write
+
+    def close(self, wid: int) -> None:
+        old = self.pipes.pop(wid, None)
+        if old is not None:
+            old.close()
+
+    def get(self, timeout: float):
+        for conn in mp_connection.wait(list(self.pipes.values()), timeout):
+            try:
+                return conn.recv()
+            except (EOFError, OSError):      # its worker died: the sweep sees to that
+                self.close(next(w for w, c in self.pipes.items() if c is conn))
+        raise queue_mod.Empty
+
+    def get_all(self, timeout: float) -> list:
+        """Every message waiting now, after waiting up to `timeout` for the first."""
+        out = [self.get(timeout)]
+        while True:
+            try:
+                out.append(self.get(0))
+            except queue_mod.Empty:
+                return out
+
+
+@dataclass
+class Slot:
+    proc: mp.Process
+    tasks: _Tasks
+    task: tuple | None = None        # (idx, params) being worked on
+    since: float = 0.0               # when the current phase began
+    phase: str = "idle"              # idle | queued | compile | wait (for the device) | run
+
+
+class Pool:
+    """`n` workers for one (kernel, shape): started, replaced when they die or hang, and
+    stopped, all from the thread that made the pool."""
+
+    def __init__(self, n: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
+                 evaluator: str):
+        self.ctx = mp.get_context("spawn")
+        self.inbox = Inbox(self.ctx)
+        self.args = (device_spec, kernel, tuple(shape), repeat, evaluator)
+        self.slots: list[Slot] = []
+        try:
+            for wid in range(n):
+                self.slots.append(self._start(wid))
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, wid: int) -> Slot:
+        read, write = self.ctx.Pipe(duplex=False)
+        pipe = self.inbox.open(wid)
+        proc = self.ctx.Process(target=worker, args=(wid, os.getpid(), *self.args, read, pipe),
+                                daemon=True)
+        # one BLAS thread per worker (many run at once); the caller's environment is restored
+        saved = {v: os.environ.get(v) for v in _BLAS_THREADS}
+        os.environ.update({v: "1" for v in _BLAS_THREADS})
+        try:
+            proc.start()
+        finally:
+            pipe.close()          # the worker has its own copies: its death closes its pipes
+            read.close()
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
+        return Slot(proc, _Tasks(write))
+
+    def replace(self, wid: int) -> None:
+        old = self.slots[wid]
+        if old.proc.is_alive():
+            old.proc.kill()
+        old.proc.join(5)
+        old.tasks.close()
+        self.slots[wid] = self._start(wid)
+
+    def revive(self) -> None:
+        """Replace the workers that died (between the search and the final stages)."""
+        for wid, slot in enumerate(self.slots):
+            if not slot.proc.is_alive():
+                self.replace(wid)
+
+    def stop(self) -> None:
+        """Tell every worker to stop, give them STOP_GRACE_S in all, then kill the rest."""
+        for slot in self.slots:
+            if slot.proc.is_alive():
+                slot.tasks.put(None)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for slot in self.slots:
+            slot.proc.join(max(0.0, deadline - time.monotonic()))
+        for slot in self.slots:
+            if slot.proc.is_alive():
+                slot.proc.kill()
+                slot.proc.join(5)
+            slot.tasks.close()
+        for wid in list(self.inbox.pipes):
+            self.inbox.close(wid)
+
+
+def ask(slots, results, task: tuple, deadline_s: float, outcome: dict | None = None) -> dict | None:
+    """Run one of the workers' whole-device tasks ("remeasure", "splits") in a live worker
+    and wait for its answer, which names the task's own index (a late answer to an earlier
+    task is dropped); {"error": ...} if it raised, None if no worker is alive, it died, or
+    `deadline_s` passed without the answer or an "alive" message from the task. A worker
+    that timed out is killed (it is hung: the next task needs another, Pool.revive), and
+    `outcome`, where given, gets "timed_out" True."""
+    slot = next((s for s in slots if s.proc.is_alive()), None)
+    if slot is None:
+        return None
+    slot.tasks.put(task)
+    slot.tasks.put(("go", None))
+    deadline = time.time() + deadline_s
+    while time.time() < deadline:
+        try:
+            kind, _, idx, payload = results.get(timeout=0.5)
+        except queue_mod.Empty:
+            if not slot.proc.is_alive():
+                return None
+            continue
+        if kind == "done" and idx == task[1]:
+            return payload
+        if kind == "alive" and idx == task[1]:
+            deadline = time.time() + deadline_s
+    if outcome is not None:
+        outcome["timed_out"] = True
+    if slot.proc.is_alive():
+        slot.proc.kill()
+        slot.proc.join(5)
+    return None
+
+
+# ------------------------------------------------------------------ how many workers
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def host_available() -> int | None:
+    """Bytes of host memory to be had: the system's available memory, or what the cgroup
+    (a container's limit) leaves, whichever is less; None where neither is known."""
+    found = [operands._host_available()]
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        used = int(open("/sys/fs/cgroup/memory.current").read())
+        if limit != "max":
+            found.append(max(0, int(limit) - used))
+    except (OSError, ValueError):
+        pass
+    found = [f for f in found if f is not None]
+    return min(found) if found else None
+
+
+def default_workers(dev: cl.Device, m: int, n: int, k: int) -> int:
+    """One worker per core, as many as three quarters of the host's available memory and
+    of the device's global memory hold, each with its own operands (and, on the host, its
+    context and modules: WORKER_BASE_BYTES). Compiling is what the workers do in parallel,
+    and it is bound by the CPU: on the H200 host, 8 workers of 16 cores gave 4.9
+    evaluations/s with compiles of 0.8 s (median), 2026-12-03."""
+    data = 4 * sum(r * c for r, c in operands.gemm_shapes(m, n, k))
+    cpu_device = bool(dev.type & cl.device_type.CPU)
+    per_host = WORKER_BASE_BYTES + data * (6 if cpu_device else 4)
+    n_workers = cores()
+    avail = host_available()
+    if avail is not None:
+        n_workers = min(n_workers, int(0.75 * avail) // per_host)
+    if not cpu_device:
+        n_workers = min(n_workers, int(0.75 * dev.global_mem_size) // max(data, 1))
+    return max(1, n_workers)

@@ -1,0 +1,249 @@
+"""The tuner as a user meets it: one tune per (device, kernel, shape) at a time, the reason
+a tune found no winner, optuna as an extra, the worker count, proposals ahead of the
+workers, several shapes under one time limit, the recorded shapes of an application, and
+the closing table."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from clgemm import db, device, kernels, pool, record, strategies
+from clgemm import tune as tune_mod
+from clgemm.cli import main
+from clgemm.gemm import GemmPlan
+from clgemm.tune import tune, tune_many
+
+from .evaluators import Synthetic
+from .test_tune import _start_tune
+
+ROOT = Path(__file__).resolve().parents[1]
+SYN = "tests.evaluators:Synthetic"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(db, "_shipped", lambda: [])
+    return tmp_path / "home"
+
+
+# ------------------------------------------------------------------ one tune at a time
+
+def test_a_second_identical_tune_refuses_at_once(home):
+    """Two identical tunes would each measure everything and double the device's load: the
+    second refuses at once, naming the first; another shape is not held up."""
+    p, _, _ = _start_tune(home, 2)
+    try:
+        t0 = time.time()
+        with pytest.raises(tune_mod.TuneBusy, match=f"another tune of kernel 5 at 64x64x64.*process {p.pid}"):
+            tune("5", 64, 64, 64, strategy="random", budget=4, workers=1, evaluator=SYN,
+                 update_db=False)
+        assert time.time() - t0 < 10
+        r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--size", "64", "--budget", "2"])
+        assert r.exit_code == 1 and "another tune" in r.output and "Traceback" not in r.output
+        other = tune("5", 64, 64, 65, strategy="random", budget=2, workers=1, evaluator=SYN,
+                     update_db=False)
+        assert len(other.records) == 2
+    finally:
+        p.kill()
+        p.wait()
+    # the holder gone (even by kill -9), the shape can be tuned again, resuming its log
+    res = tune("5", 64, 64, 64, strategy="random", budget=4, workers=1, evaluator=SYN,
+               update_db=False)
+    assert res.counts["resumed"] >= 2
+
+
+# ------------------------------------------------------------------ why no winner
+
+def test_time_limit_zero_says_so():
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "16", "--workers", "1",
+                                  "--time-limit", "0"])
+    assert r.exit_code == 1, r.output
+    text = " ".join(r.output.split())
+    assert "time limit ran out before any configuration was evaluated" in text, r.output
+    assert "no configuration was correct" not in text
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "16", "--workers", "1",
+                                  "--time-limit", "0", "--json"])
+    s = json.loads(r.output.strip().splitlines()[-1])
+    assert r.exit_code == 1 and s["stopped_by"] == "time limit" and s["best"] is None
+    assert "time limit" in s["no_winner_reason"]
+
+
+def test_a_database_without_its_device_is_named(queue):
+    path = db.db_path(queue.device)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"schema": 1, "entries": {
+        "2": {"64x64x64": {"params": {"TS": 4}, "gflops": 1.0}}}}))
+    with pytest.warns(db.DataWarning, match=f"{path.name}.*no \"device\""):
+        plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert plan.source == "defaults"
+
+
+# ------------------------------------------------------------------ optuna, an extra
+
+def test_optuna_is_the_tune_extra():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("optuna") for d in meta["dependencies"])
+    assert any(d.startswith("filelock") for d in meta["dependencies"])
+    extras = meta["optional-dependencies"]
+    assert any(d.startswith("optuna") for d in extras["tune"])
+    assert any(d.startswith("optuna") for d in extras["test"])   # pytest tests the tuner
+    code = ("import sys, clgemm, clgemm.cli, clgemm.tune, clgemm.gemm\n"
+            "assert 'optuna' not in sys.modules, 'optuna imported'")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def test_tpe_without_optuna_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)        # import optuna fails
+    with pytest.raises(strategies.MissingExtra, match='pip install "clgemm\\[tune\\]"'):
+        tune("5", 64, 64, 64, strategy="tpe", budget=4, workers=1, evaluator=SYN, update_db=False)
+    r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--size", "64", "--strategy", "tpe"])
+    assert r.exit_code == 1 and 'pip install "clgemm[tune]"' in r.output, r.output
+    assert "Traceback" not in r.output
+
+
+def test_the_automatic_strategy_without_optuna_searches_at_random_and_says_so(monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    res = tune("5", 64, 64, 64, budget=6, workers=1, evaluator=SYN, update_db=False)
+    assert res.counts["strategy"] == "random" and len(res.records) == 6
+    assert 'pip install "clgemm[tune]"' in res.note
+    monkeypatch.setattr(tune_mod, "tune", lambda *a, **k: tune(*a, evaluator=SYN, **k))
+    r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--size", "64", "--budget", "3",
+                                  "--workers", "1"])
+    assert r.exit_code == 0 and 'clgemm[tune]' in r.output, r.output
+
+
+# ------------------------------------------------------------------ speed
+
+def test_the_default_worker_count_is_every_core_memory_allows(queue, monkeypatch):
+    monkeypatch.setattr(pool, "cores", lambda: 16)
+    monkeypatch.setattr(pool, "host_available", lambda: 1 << 50)
+    assert pool.default_workers(queue.device, 64, 64, 64) == 16
+    # host memory for three workers (each its context and its operands, 6 copies on a CPU)
+    data = 4 * 3 * 4096 * 4096
+    each = pool.WORKER_BASE_BYTES + 6 * data
+    monkeypatch.setattr(pool, "host_available", lambda: int(3.5 * each / 0.75))
+    assert pool.default_workers(queue.device, 4096, 4096, 4096) == 3
+    monkeypatch.setattr(pool, "host_available", lambda: 1)
+    assert pool.default_workers(queue.device, 64, 64, 64) == 1
+    monkeypatch.setattr(pool, "host_available", lambda: 1 << 50)
+    monkeypatch.setattr(pool, "cores", lambda: 3)
+    res = tune("5", 64, 64, 64, strategy="random", budget=3, evaluator=SYN, update_db=False)
+    assert res.counts["workers"] == 3
+
+
+class Tenth(Synthetic):
+    """Synthetic, 0.3 s an evaluation."""
+    delay = 0.3
+
+
+def test_proposals_are_made_while_the_workers_measure(monkeypatch):
+    """A sampler as slow as an evaluation (0.3 s a proposal): with proposals made while the
+    worker measures, 8 evaluations on one worker take about as long as with an instant
+    sampler (about 0.3 s more); one proposal at a time would take 8 x 0.3 s more."""
+    def run(fresh):
+        return tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, fresh=fresh,
+                    evaluator="tests.test_tune_workflow:Tenth", update_db=False)
+    instant = run(False)
+    real = strategies.RandomSearch.propose
+
+    def slow(self):
+        time.sleep(0.3)
+        return real(self)
+    monkeypatch.setattr(strategies.RandomSearch, "propose", slow)
+    res = run(True)
+    assert len(res.records) == len(instant.records) == 8
+    assert res.seconds - instant.seconds < 0.9, (res.seconds, instant.seconds)
+
+
+# ------------------------------------------------------------------ several shapes
+
+def test_shapes_share_one_time_limit():
+    """Each shape gets an equal share of the time left when it starts."""
+    t0 = time.time()
+    res = tune_many([("5", 64, 64, 64), ("5", 32, 64, 128)], time_limit=3, strategy="random",
+                    workers=1, evaluator="tests.evaluators:SlowSynthetic", update_db=False)
+    assert [r.shape for r in res] == [(64, 64, 64), (32, 64, 128)]
+    assert all(r.stopped_by == "time limit" and len(r.records) >= 3 for r in res)
+    assert res[0].seconds < 2.5 and res[1].seconds < 3
+    assert time.time() - t0 < 60
+
+
+def test_tune_shapes_and_the_closing_table(queue, monkeypatch):
+    """--shapes tunes each, and the closing table compares each winner with the defaults
+    and with the entry gemm() used there before (timed in the winner's rounds)."""
+    db.record_best(queue.device, "2", 20, 20, 20, {"TS": 4}, 1.0)       # gemm()'s choice before
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--shapes", "16x16x16,24x20x20",
+                                  "--workers", "1", "--repeat", "2"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "best per shape" in text and "vs defaults" in text and "vs before" in text
+    assert text.count("tuned at 20x20x20") == 2
+    entries = db.entries_for(queue.device)["2"]
+    assert {"16x16x16", "24x20x20"} <= set(entries)
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--shapes", "18x18x18,21x20x20",
+                                  "--json", "--workers", "1", "--repeat", "2"])
+    lines = [json.loads(x) for x in r.output.strip().splitlines()]
+    assert [(s["m"], s["n"], s["k"]) for s in lines] == [(18, 18, 18), (21, 20, 20)]
+    for s in lines:
+        refs = s["references"]
+        assert refs["defaults"]["params"] == GemmPlan(queue, "2").params
+        assert refs["before"]["params"] == {"TS": 4} and refs["before"]["gflops"] > 0
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--shapes", "16x16x0"])
+    assert r.exit_code == 2 and "16x16x0" in r.output
+
+
+# ------------------------------------------------------------------ recorded shapes
+
+@pytest.fixture
+def recording(monkeypatch):
+    monkeypatch.setattr(record, "_enabled", None)
+    monkeypatch.setattr(record, "_noted", set())
+    monkeypatch.setenv(record.ENV, "1")
+
+
+def test_shapes_are_recorded_only_when_asked(queue, monkeypatch, home):
+    monkeypatch.setattr(record, "_enabled", None)
+    monkeypatch.delenv(record.ENV, raising=False)
+    record.note_shape(queue.device, "5", 3, 4, 5)
+    assert not record.path().exists()
+    monkeypatch.setenv(record.ENV, "1")          # read once per process: still off
+    record.note_shape(queue.device, "5", 3, 4, 5)
+    assert not record.path().exists() and record.path().parent == home
+
+
+def test_recorded_shapes_are_tuned(queue, recording, monkeypatch):
+    dev = queue.device
+    for shape in ((3, 4, 5), (30, 40, 50), (3, 4, 5)):
+        record.note_shape(dev, "5", *shape)
+    record.note_shape(dev, "2", 16, 16, 16)
+    assert len(record.path().read_text().splitlines()) == 3      # each once per process
+    other = {"device": "Another | 1", "kernel": "5", "m": 9, "n": 9, "k": 9, "at": ""}
+    with open(record.path(), "a") as f:
+        f.write(json.dumps(other) + "\n" + "not json\n")
+        f.write(json.dumps({"device": db.device_key(dev), "kernel": "5", "m": 30, "n": 40,
+                            "k": 50}) + "\n")        # a second process saw it too
+    with pytest.warns(db.DataWarning, match="line 5 ignored"):
+        assert record.recorded(dev) == [("5", 30, 40, 50), ("5", 3, 4, 5), ("2", 16, 16, 16)]
+    monkeypatch.setattr(tune_mod, "tune", lambda *a, **k: tune(*a, evaluator=SYN, **k))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        r = CliRunner().invoke(main, ["tune", "--recorded", "--kernel", "5", "--budget", "2",
+                                      "--workers", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    tuned = [(s["kernel"], s["m"], s["n"], s["k"]) for s in map(json.loads, r.output.strip().splitlines())]
+    assert tuned == [("5", 30, 40, 50), ("5", 3, 4, 5)]
+
+
+def test_recorded_without_a_record_says_how(queue):
+    r = CliRunner().invoke(main, ["tune", "--recorded"])
+    assert r.exit_code == 2 and record.ENV in r.output
