@@ -31,7 +31,8 @@ from . import device as devmod
 from .gemm import Plan, gemm, memory_pool
 
 METHOD = ("whole calls as users make them: host wall-clock from the call to the device's "
-          "synchronisation (queue.finish(), torch.cuda.synchronize()), median of R calls in "
+          "synchronisation (queue.finish(), torch.cuda.synchronize()) on a queue without "
+          "profiling, as users make one, median of R calls in "
           "each of ROUNDS rounds that interleave the contenders, after a warm-up call; "
           "clgemm is gemm(queue, a, b) on device Arrays with a fresh output (clgemm-N names "
           "the kernel), as torch's a @ b (cuBLAS, TF32 off) allocates one; CLBlast is "
@@ -123,6 +124,9 @@ class Problem:
 
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, rng: np.random.Generator):
         self.queue, self.shape = queue, (m, n, k)
+        # whole calls run on a queue made as users make one, without profiling (it costs
+        # NVIDIA's driver host time on every command); device spans on `queue`
+        self.plain = cl.CommandQueue(queue.context, queue.device)
         self.a, self.b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         # device-resident, as every OpenCL contender takes them: what a contender does to
         # its inputs on the device (padding, transposes) is then inside its timed calls
@@ -136,12 +140,14 @@ class Problem:
 
 @dataclass
 class Contender:
-    """One library call to time: `call` makes it (its result may be dropped), `sync` waits
-    for the device, `span` brackets it for device timing; `before` runs ahead of each
-    round (CLBlast re-applies its parameters)."""
+    """One library call to time: `call` makes it on the plain queue (its result may be
+    dropped), `sync` waits for the device; `span_call` makes it on the profiling queue,
+    which `span` brackets for device timing; `before` runs ahead of each round (CLBlast
+    re-applies its parameters)."""
     name: str
     call: Callable[[], object]
     sync: Callable[[], None]
+    span_call: Callable[[], object]
     span: object
     rel_error: float | None = None
     info: dict = field(default_factory=dict)
@@ -165,7 +171,8 @@ def clgemm_contender(p: Problem, kernel: str | None) -> Contender:
     err = p.error(out.get()[p.rows])
     del out
     return Contender("clgemm" if kernel is None else f"clgemm-{kernel}",
-                     lambda: gemm(q, p.dev_a, p.dev_b, kernel=kernel), q.finish, OpenCLSpan(q),
+                     lambda: gemm(p.plain, p.dev_a, p.dev_b, kernel=kernel), p.plain.finish,
+                     lambda: gemm(q, p.dev_a, p.dev_b, kernel=kernel), OpenCLSpan(q),
                      err, plan.describe())
 
 class CLBlast:
@@ -204,8 +211,9 @@ class CLBlast:
         if status != 0:
             raise Skipped(f"CLBlastOverrideParameters refused the parameters (status {status})")
 
-    def sgemm(self, m, n, k, a: cl.Buffer, b: cl.Buffer, c: cl.Buffer) -> None:
-        qp = ctypes.c_void_p(self.queue.int_ptr)
+    def sgemm(self, m, n, k, a: cl.Buffer, b: cl.Buffer, c: cl.Buffer,
+              queue: cl.CommandQueue | None = None) -> None:
+        qp = ctypes.c_void_p((queue or self.queue).int_ptr)
         ev = ctypes.c_void_p()
         status = self.lib.CLBlastSgemm(101, 111, 111, m, n, k, 1.0, a.int_ptr, 0, k, b.int_ptr, 0, n,
                                        0.0, c.int_ptr, 0, n, ctypes.byref(qp), ctypes.byref(ev))
@@ -223,8 +231,9 @@ class CLBlast:
         self.sgemm(m, n, k, am.buf, bm.buf, cm.buf)
         q.finish()
         err = p.error(operands.rows_to_host(q, cm, p.rows))
-        return Contender(self.label, lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf),
-                         q.finish, OpenCLSpan(q), err, before=self.apply)
+        return Contender(self.label, lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf, p.plain),
+                         p.plain.finish, lambda: self.sgemm(m, n, k, am.buf, bm.buf, cm.buf),
+                         OpenCLSpan(q), err, before=self.apply)
 
 
 def cublas_contender(p: Problem) -> Contender:
@@ -240,8 +249,8 @@ def cublas_contender(p: Problem) -> Contender:
     out = x @ y
     err = p.error(out[torch.from_numpy(p.rows).cuda()].cpu().numpy())
     del out
-    return Contender("cublas", lambda: x @ y, torch.cuda.synchronize, CudaSpan(torch), err,
-                     {"params": {"tf32": False}})
+    return Contender("cublas", lambda: x @ y, torch.cuda.synchronize, lambda: x @ y,
+                     CudaSpan(torch), err, {"params": {"tf32": False}})
 
 
 def copy_contender(p: Problem) -> Contender:
@@ -252,7 +261,8 @@ def copy_contender(p: Problem) -> Contender:
     src = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(q.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(q, src, np.float32(1.5), 0, nbytes)
-    return Contender("copy", lambda: cl.enqueue_copy(q, dst, src, byte_count=nbytes), q.finish,
+    return Contender("copy", lambda: cl.enqueue_copy(p.plain, dst, src, byte_count=nbytes),
+                     p.plain.finish, lambda: cl.enqueue_copy(q, dst, src, byte_count=nbytes),
                      OpenCLSpan(q), info={"bytes": 2 * nbytes})
 
 
@@ -303,7 +313,7 @@ def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[
             for _, c in live:
                 c.before()
                 calls[id(c)] += wall(c.call, c.sync, repeat)
-                dev, _ = measure(c.call, c.span, repeat)
+                dev, _ = measure(c.span_call, c.span, repeat)
                 spans[id(c)] += list(dev.ms) if dev else [None]
         for row, c in live:
             _fill(row, c, calls[id(c)], spans[id(c)], shape, repeat * rounds, peak)
