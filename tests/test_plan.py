@@ -1,0 +1,137 @@
+"""The fast path of repeated calls: gemm()'s plan cache, clgemm.Plan, and the memory pool."""
+
+import sys
+
+import numpy as np
+import pyopencl.array as cla
+import pyopencl.tools as cl_tools
+import pytest
+
+import clgemm
+from clgemm import db, verify
+
+P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+gemm_mod = sys.modules["clgemm.gemm"]     # the module; clgemm.gemm is the function
+
+
+def rand(rng, *shape, order="C"):
+    x = verify.random_matrix(rng, *shape)
+    return np.asfortranarray(x) if order == "F" else x
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path))
+
+
+def hits():
+    return clgemm.cache_info()["hits"]
+
+
+def test_a_repeated_call_takes_the_cached_plan(queue, rng):
+    a, b = cla.to_device(queue, rand(rng, 37, 29)), cla.to_device(queue, rand(rng, 29, 41))
+    first = clgemm.gemm(queue, a, b, kernel="5", params=P5).get()
+    assert clgemm.cache_info()["misses"] == 1 and hits() == 0
+    for i in range(3):
+        again = clgemm.gemm(queue, a, b, kernel="5", params=P5).get()
+        assert hits() == i + 1
+        assert np.array_equal(again, first)          # bit for bit the uncached result
+    plan = next(iter(gemm_mod._plans.values()))
+    assert plan.calls == 4 and plan.reused == 3      # one layout, laid out once
+
+
+@pytest.mark.parametrize("change", ["shape", "trans", "kernel", "params", "split_k", "database"])
+def test_what_the_plan_keys_on_misses_the_cache(queue, rng, change):
+    a, b = cla.to_device(queue, rand(rng, 37, 29)), cla.to_device(queue, rand(rng, 29, 41))
+    clgemm.gemm(queue, a, b, kernel="5", params=P5)
+    misses = clgemm.cache_info()["misses"]
+    args, kwargs = (a, b), dict(kernel="5", params=P5)
+    if change == "shape":
+        args = (cla.to_device(queue, rand(rng, 36, 29)), b)
+    elif change == "trans":
+        args, kwargs = (cla.to_device(queue, rand(rng, 29, 37)), b), dict(kwargs, trans_a=True)
+    elif change == "kernel":
+        kwargs = dict(kernel="6", params=dict(P5, WIDTH=1))
+    elif change == "params":
+        kwargs = dict(kwargs, params=dict(P5, PAD=1))
+    elif change == "split_k":
+        kwargs = dict(kwargs, split_k=2)
+    else:                                            # a new tune is seen by the next call
+        db.record_best(queue.device, "5", 37, 41, 29, P5, 1.0)
+        kwargs = dict(kernel="5")
+        clgemm.gemm(queue, *args, **kwargs)
+        misses = clgemm.cache_info()["misses"]
+        db.record_best(queue.device, "5", 37, 41, 29, dict(P5, PAD=1), 2.0)
+    out = clgemm.gemm(queue, *args, **kwargs)
+    assert clgemm.cache_info()["misses"] == misses + 1
+    opa = args[0].get().T if kwargs.get("trans_a") else args[0].get()
+    assert verify.rel_error(out.get(), verify.reference(opa, b.get())) <= verify.tolerance(29)
+    if change == "database":
+        assert next(reversed(gemm_mod._plans.values())).params == dict(P5, PAD=1)
+
+
+def test_a_plan_lays_out_each_order_and_beta_once(queue, rng):
+    """Orders of a, b and c, c or none, beta zero or not: each combination is laid out on
+    its first call and reused after; every result is right, alpha and beta as given."""
+    plan = clgemm.Plan(queue, 33, 21, 17, kernel="5", params=P5)
+    for order in ("CC", "FC", "CF", "FF"):
+        a = cla.to_device(queue, rand(rng, 33, 17, order=order[0]))
+        b = cla.to_device(queue, rand(rng, 17, 21, order=order[1]))
+        for c_order, alpha, beta in ((None, 1.0, 0.0), ("C", 2.0, 0.5), ("F", -1.0, 0.0),
+                                     ("C", 0.5, -2.0)):
+            for _ in range(2):
+                c0 = rand(rng, 33, 21, order=c_order or "C")
+                c = None if c_order is None else cla.to_device(queue, c0)
+                out = plan(a, b, c, alpha=alpha, beta=beta)
+                ref = verify.reference(a.get(), b.get(), alpha, beta if c is not None else 0.0, c0)
+                assert out is c or c is None
+                assert verify.rel_error(out.get(), ref) <= verify.tolerance(17)
+    assert plan.reused == plan.calls - len(plan._variants)
+
+
+def test_a_plan_takes_numpy_and_refuses_other_shapes(queue, rng):
+    plan = clgemm.Plan(queue, 20, 30, 10, trans_b=True, kernel="5", params=P5)
+    a, b = rand(rng, 20, 10), rand(rng, 30, 10)
+    out = plan(a, b)
+    assert isinstance(out, np.ndarray)
+    assert verify.rel_error(out, verify.reference(a, b.T)) <= verify.tolerance(10)
+    with pytest.raises(ValueError, match=r"b has shape \(10, 30\); this plan multiplies"):
+        plan(a, b.T.copy())
+    with pytest.raises(ValueError, match="c has shape"):
+        plan(a, b, np.zeros((30, 20), np.float32))
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+        clgemm.Plan(queue, 20, 30, 0)
+    with pytest.raises(TypeError, match="allocator must be callable"):
+        clgemm.Plan(queue, 20, 30, 10, allocator=5)
+
+
+def test_in_steady_state_the_pool_hands_back_the_same_buffers(queue, rng):
+    """Each result comes from the pool; once dropped it goes back, and the next call takes
+    the same memory: the pool grows no more after the first calls."""
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    a, b = cla.to_device(queue, rand(rng, 40, 30)), cla.to_device(queue, rand(rng, 30, 50))
+    for _ in range(3):
+        clgemm.gemm(queue, a, b, kernel="5", params=P5, allocator=pool)
+    queue.finish()
+    held, ptrs = pool.managed_bytes, set()
+    for _ in range(10):
+        out = clgemm.gemm(queue, a, b, kernel="5", params=P5, allocator=pool)
+        ptrs.add(out.base_data.int_ptr)
+        assert out.allocator is pool
+        del out
+    assert pool.managed_bytes == held and len(ptrs) == 1
+
+
+def test_a_plan_keeps_no_caller_buffer_alive(queue, rng):
+    """A cached layout points its kernels at each call's buffers without holding them: a
+    result the caller dropped goes back to the pool at once."""
+    import gc
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    plan = clgemm.Plan(queue, 21, 19, 7, kernel="5", params=P5, allocator=pool)
+    a, b = cla.to_device(queue, rand(rng, 21, 7)), cla.to_device(queue, rand(rng, 7, 19))
+    out = plan(a, b)
+    queue.finish()
+    active = pool.active_blocks
+    del out
+    gc.collect()
+    assert pool.active_blocks == active - 1
