@@ -10,54 +10,20 @@
 // Parameters: TSM, TSN, TSK, WPTM, WPTN, WIDTH, PAD (as kernel 4).
 // Constraints: as kernel 4, with twice the local memory:
 // 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
-// Edges: any M, N, K >= 1, handled as in kernel 4; launches of whole tiles take the EXACT
-// build (no bounds checks on the tile loads).
-// Layouts (build options the host sets, not tuning parameters): A_KMAJOR reads A stored
-// K x M and B_NMAJOR reads B stored N x K as they lie, for gemm(transposed_by="kernel");
-// a tile whose rows run along k is then stored straight, the other one transposed.
-// H200, 4096^3: A^T read as it lies 50.2 TFLOPS against 48.7 through a device transpose,
-// but B^T 45.9 against 48.7 (its tile is the one stored transposed); so gemm() reads A as
-// it lies and transposes B by default (transposed_by="auto"). At 8192^3 it even pays to
-// transpose a row-major A to K-major first: 51.0 against 50.2 TFLOPS, transpose included;
-// at 4096^3 and below it does not (+0.3% to -7%, session 4), so gemm() does it only there.
-// Split-K (-DSPLIT_K, a build the host picks for the launch, not a tuning parameter; the
-// tuner's split stage measures S): a launch with get_num_groups(2) = S cuts the k loop into
-// S slices of whole tiles. Group z
-// of dimension 2 writes its slice's partial product to slice z of C, which is then a
-// workspace of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into
-// the real C. It gives shapes with few tiles of C but a long k enough work-groups to fill
-// the device. H200: 22.2 -> 41.8 TFLOPS at 256 x 8192 x 8192 (64 tiles of 128 x 256,
-// S = 2), 0.17 -> 0.72 at 1 x 4096 x 4096 (S = 8); it lost 8-12% where 256 work-groups
-// already filled the 132 multiprocessors, and 38% at 512^3. A build of its own because,
-// compiled into every launch, its extra live values cost the 16 x 8 blocks 18% at 2048^3
-// (39.2 against 48.3 TFLOPS, same parameters, session 3).
+// Edges: any M, N, K >= 1, handled as in kernel 4.
+// Builds the host picks per launch (not tuning parameters):
+// - EXACT (common.cl): whole tiles, no bounds checks on the tile loads.
+// - A_KMAJOR / B_NMAJOR: A stored K x M, B stored N x K, read as they lie; a tile whose
+//   rows run along k is then stored straight, the other one transposed.
+// - SPLIT_K: a launch with get_num_groups(2) = S cuts the k loop into S slices of whole
+//   tiles; group z writes its slice's partial product to slice z of C, then a workspace
+//   of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into the
+//   real C. It is a build of its own: compiled into every launch, its extra live values
+//   slowed the large register blocks.
+// ptxas schedules this loop very differently in other contexts: an edit here needs an
+// A/B at both A layouts (docs/levers.md holds the variants tried and their results).
 //
-// H200 (results/h200/README.md), profiling-event medians:
-// - these defaults (TSM=64 TSN=128 TSK=16 WPTM=16 WPTN=4 WIDTH=4 PAD=0; 167 registers, no
-//   spills, 24.6 KB local) give 41.7 TFLOPS at 4096^3 with bounds checks and 44.1 without
-//   (EXACT, common.cl: +5.8%, the same at 8192^3); double buffering buys little at large
-//   sizes over kernel 4 (42.0), where enough work-groups per multiprocessor already hide
-//   the load latency, and much at 1024^3 (30.1 against 17.3), where there are too few.
-// - the exhaustive sweep of all 4088 valid points at 4096^3 (EXACT) found TSM=128 TSN=128
-//   TSK=8 WPTM=16 WPTN=8 WIDTH=4 PAD=1: 49.1 TFLOPS, 0.97x cuBLAS; the same point is the
-//   TPE tuner's best at 2048^3 (47.5) and 4096 x 1024 x 4096 (48.7). Small shapes want
-//   small tiles: 64 x 32 x 32 with 4 x 4 blocks at 512^3 (15.5 against 8.4 for the
-//   defaults). The winners ship in clgemm/tuned/nvidia-h200.json.
-// - EXACT is not a free win: for TSM=TSN=128 TSK=8 WPTM=WPTN=8 it cost 17% (43.9 -> 36.5),
-//   so the tuner always measures the build that the target shape will use. For the 16 x 8
-//   blocks it pays even through zero-padded copies: 4000^3 padded to 4096^3 ran at 43.1
-//   against 42.2 for the best unpadded point (session 4), so gemm() pads large odd shapes.
-// - The compiler already sends some of the tile loads through the read-only path
-//   (ld.global.nc.v4, 8 of the 40 vector loads of the 16 x 8 build); forcing all of them
-//   there with inline PTX cost 19-21% at 4096^3 and 8192^3 (session 4).
-// - Where a tile step of the 16 x 8 point goes at 8192^3 (session 6, parts left out): FFMAs
-//   alone 57.0 TFLOPS, with the local reads 53.4, the whole step 50.9. cp.async tile loads
-//   (-11%), rasterised launch orders (-5%) and other FFMA orders (-1.6% to -6.5%) lost.
-// - At 8192^3 the last of 15.5 waves (2 groups per multiprocessor) costs 2.3%: 8192 x 8448,
-//   16 whole waves, runs at 52.1 TFLOPS (session 7). Stream-K builds that remove it, loads
-//   two tiles ahead, a tile loop unrolled twice and shorter k loops all lost 1.6-29%: ptxas
-//   schedules this loop very differently in other contexts, so any edit here needs an A/B
-//   at both A layouts.
+// H200 4096^3: 41.7 TFLOPS at these defaults, 49.1 tuned (128x128x8, 16x8), results/h200/README.md.
 
 #ifndef TSM
 #define TSM 64

@@ -17,17 +17,7 @@
 // Edges: any M, N, K >= 1. Every lane takes part in the exchange; edge tiles then store
 // guarded scalars.
 //
-// H200 (results/h200/README.md): at the defaults (WIDTH=4, nothing to exchange) 41297
-// GFLOPS at 4096^3 against kernel 5's 41712; 42711 against 43223 at 8192^3, i.e. equal
-// within noise; re-measured after this file became "kernel 5 + WRITE_C": 41269 against
-// 41703 and 42377 against 42892 (kernels56-session2.md). With WIDTH=1 (four lanes exchange) 19911 against 28474 at TSM=TSN=128
-// TSK=8, 20639 against 21061 at the defaults' tile: the shuffles and selects cost more
-// than the wider stores save. The C write-back is under 1% of the run time at 4096^3
-// (64 MB of 137 GFLOP of work), and kernel 5's stores were already coalesced: neighbouring
-// work-items write neighbouring vectors, so a warp's stores fill whole sectors either way.
-// At kernel 5's tuned point (128x128x8 tiles, 16x8 per work-item, WIDTH=4), which the
-// tuner also picks for this kernel: 47367 against 48767 GFLOPS at 4096^3, 48800 against
-// 50985 at 8192^3 (session 10, call 4): the same loop, 2-4% slower inside another program.
+// H200 4096^3: 41.3 TFLOPS at the defaults (WIDTH=4, nothing to exchange; kernel 5: 41.7), results/h200/README.md.
 
 #include "common.cl"
 #include "shuffle.cl"

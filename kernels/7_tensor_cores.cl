@@ -27,20 +27,7 @@
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
 // are checked on the CPU.
 //
-// H200 (results/h200/README.md, session 14), verified against float64:
-// - these defaults (128 x 64 x 16, warps of 64 x 32; 168 registers, no spills): 55.2
-//   TFLOPS at 8192^3 and 53.4 at 4096^3, against kernel 5's 51.0 and 49.4; tuned (TPE,
-//   budget 60) 55.3 at 8192^3 (64 x 128 x 8, warps of 64 x 64) and 55.2 at 4096^3. In the
-//   closing bench 55.7 at 8192^3: 1.09x cuBLAS FP32, 1.27x CLBlast's best.
-// - error 5.8e-7 at 8192^3 against kernel 5's 1.6e-6; at small k about kernel 5's (8.5e-8
-//   against 6.4e-8 at 17 x 29 x 13). Where float differs: Inf in A or B gives NaN (Inf - Inf
-//   in the split), and operands below ~1e-34 keep TF32's precision (1.1e-5 for a row
-//   scaled by 1e-36).
-// - chained through the MMAs' own accumulator instead (no float adds) it ran at 70.4
-//   TFLOPS at 8192^3 (128 x 128 x 16, warps of 64 x 64) but lost ~K * 2^-24: 5.7e-5 at
-//   8192^3, over the tolerance. The float adds and the registers of the fresh sums cost
-//   that point 21% (255 registers, spills); smaller warp blocks with more warps per
-//   multiprocessor took most of it back.
+// H200 8192^3: 55.2 TFLOPS at these defaults (kernel 5: 51.0), error 5.8e-7, results/h200/README.md.
 
 #ifndef TSM
 #define TSM 128
@@ -208,9 +195,9 @@ void gemm(const int M, const int N, const int K, const float alpha,
                 }
                 // Small terms first, into fresh sums that a float add then folds into the
                 // accumulators: chained through the MMAs' own accumulator instead, the
-                // tensor cores' truncating adder lost ~K * 2^-24 (5.7e-5 at 8192^3,
-                // session 14). Each pass runs over the NJ tiles, so consecutive MMAs are
-                // independent.
+                // tensor cores' truncating adder lost ~K * 2^-24 (5.7e-5 at 8192^3 on the
+                // H200, docs/levers.md). Each pass runs over the NJ tiles, so consecutive
+                // MMAs are independent.
                 float d[NJ][4];
                 #pragma unroll
                 for (int j = 0; j < NJ; j++)

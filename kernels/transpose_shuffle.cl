@@ -26,17 +26,7 @@
 // that are not multiples of 4, take guarded scalar loads and stores; every lane still
 // takes part in the shuffles.
 //
-// H200, 8192^2, bytes read plus written, ratio to a device copy in the same run:
-// `clgemm transpose --kernel shuffle --size 8192` 0.911-0.912x (3807-3820 GB/s), 0.908-0.910x
-// at WARPS=2 (results/h200/session5/call5); as a probe beside the design before it
-// (session5/call4) 0.916-0.920x against 0.896-0.898x. That design's single exchange
-// (lane ^ 4) left each store instruction writing 4 output rows x 128 bytes, and it stayed
-// at 0.87-0.90x through every other change tried in sessions 4 and 5 (launch order, tile
-// placement, cache hints, occupancy, persistent groups, 256-byte load runs; NOTES.md),
-// while the padded local transpose reached 0.93x and a float4 version of it 0.95x. 256
-// contiguous bytes of each output row per store instruction, which that float4 version
-// also writes, is what closed most of the gap. Rows whose leading dimension is not a
-// multiple of 4 take the scalar path: 0.61x at 8191 x 8193 (local: 0.67x).
+// H200 8192^2: 0.91x a device copy (3.8 TB/s) at WARPS=1, results/h200/README.md.
 
 #include "common.cl"
 #include "shuffle.cl"

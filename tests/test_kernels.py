@@ -80,7 +80,7 @@ def test_tensor_core_products_keep_float_accuracy(queue, rng):
     """Kernel 7 splits each float into two TF32 parts; its error must stay at float's
     level, not TF32's (~3e-4) nor that of sums chained through the tensor cores' truncating
     adder, which the emulation on the CPU models: chained, it was 1.9e-5 here, 23x kernel
-    5's (session 14), against 0.4x with the fresh sums the kernel uses."""
+    5's, against 0.4x with the fresh sums the kernel uses (docs/levers.md)."""
     m, n, k = 64, 64, 2048
     a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
     ref = verify.reference(a, b)
