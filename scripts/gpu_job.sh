@@ -9,7 +9,7 @@ usage() {
 usage: bash scripts/gpu_job.sh JOB [ARGS...]
 
 Runs one job from the repository root. Results go under $OUT (default: ./out).
-On a machine with the offline bundle, .gpu/activate.sh is sourced first.
+On a GPU machine with the offline bundle, .gpu/activate.sh is sourced first.
 
 jobs:
   bench KERNELS [OPTIONS...]     the whole-call bench against CLBlast and cuBLAS:
@@ -51,12 +51,17 @@ EOF
 }
 
 job=${1:-}
-case "$job" in ""|-h|--help|help) usage; exit 0 ;; esac
+case "$job" in
+  ""|-h|--help|help) usage; exit 0 ;;
+  bench|tune-and-ship|probe|ab|kernels|transposes|ptx|edges|cublas|overhead|tests) ;;
+  *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
+esac
 shift
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-if [ -f .gpu/activate.sh ]; then
+if [ -f .gpu/activate.sh ] && command -v nvidia-smi >/dev/null; then
+  # the offline bundle of a GPU machine (wheels, CLBlast, the NVIDIA ICD)
   # shellcheck disable=SC1091
   source .gpu/activate.sh >/dev/null
 fi
@@ -138,11 +143,6 @@ case "$job" in
     ;;
   tests)
     python3 -m pytest -q -rs tests "$@" 2>&1 | tee "$OUT/pytest.txt"
-    ;;
-  *)
-    echo "gpu_job.sh: unknown job '$job'" >&2
-    usage >&2
-    exit 2
     ;;
 esac
 echo "done: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a "$OUT/job.txt"
