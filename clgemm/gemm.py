@@ -400,5 +400,7 @@ def cache_info() -> dict[str, int]:
 
 
 def clear_cache() -> None:
-    """Drop gemm()'s plans (and with them their scratch buffers, back to their pool)."""
+    """Drop gemm()'s plans (and with them their scratch buffers, back to their pool), and
+    start cache_info's counts again."""
     _plans.clear()
+    _stats.update(hits=0, misses=0)
