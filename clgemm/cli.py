@@ -94,6 +94,12 @@ def devices(device_spec) -> None:
         click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}, "
                    f"TF32 tensor-core MMA (kernel 7): "
                    + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)"))
+        if d["local_mem_usable_bytes"] != d["local_mem_bytes"]:
+            click.echo(f"    static local arrays of up to {d['local_mem_usable_bytes'] / 2**10:.0f} KiB "
+                       f"run (probed; the query says {d['local_mem_bytes'] / 2**10:.0f} KiB)")
+        if d["work_group_stack_bytes"] is not None:
+            click.echo(f"    a work-group's stack: {d['work_group_stack_bytes'] / 2**20:.1f} MiB (pocl keeps "
+                       f"values that live across a barrier there; `ulimit -s` sets it)")
     hint = devmod.nvidia_icd_hint()
     if hint:
         click.echo("\n" + hint)

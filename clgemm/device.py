@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import os
+import resource
 import subprocess
+import threading
 from dataclasses import dataclass
 
+import numpy as np
 import pyopencl as cl
 
 
@@ -174,6 +178,197 @@ def has_tf32_mma(dev: cl.Device) -> bool:
     return cc is not None and cc >= (8, 0)
 
 
+# ------------------------------------------------------------------ launch limits
+# Limits a launch depends on that the device query misreports; Kernel.violations consults
+# them. Duck-typed devices (the tests' fakes) without the attributes a fact needs get the
+# query's own numbers.
+
+def is_pocl_cpu(dev) -> bool:
+    """pocl's CPU device (pthread), which runs work-groups on a pool of host threads."""
+    platform = getattr(dev, "platform", None)
+    name = getattr(platform, "name", "") if platform is not None else ""
+    return "portable computing language" in name.lower() and bool(getattr(dev, "type", 0) & 2)
+
+
+def thread_stack_bytes() -> int:
+    """The stack a new thread gets when its creator asks for no size, as pocl 3.0 does for
+    its worker threads: glibc takes it from the soft `ulimit -s` when the process starts
+    (8 MiB by default, 2 MiB when unlimited). Without glibc's pthread_getattr_default_np,
+    the soft limit itself, or 512 KiB where that is unlimited."""
+    try:
+        libc = ctypes.CDLL(None)
+        attr = ctypes.create_string_buffer(256)            # pthread_attr_t is 56 bytes
+        if libc.pthread_getattr_default_np(attr) == 0:
+            size = ctypes.c_size_t()
+            ok = libc.pthread_attr_getstacksize(attr, ctypes.byref(size)) == 0
+            libc.pthread_attr_destroy(attr)
+            if ok and size.value:
+                return int(size.value)
+    except (OSError, AttributeError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    return 512 * 1024 if soft == resource.RLIM_INFINITY or soft <= 0 else int(soft)
+
+
+def work_group_stack(dev) -> int | None:
+    """Bytes of stack one work-group may take, where that is a limit of its own: on pocl's
+    CPU device; None elsewhere.
+
+    pocl runs a work-group as one function call on one of its worker threads, and keeps
+    each work-item's values that live across a barrier in arrays on that thread's stack
+    ("context arrays", one element per work-item). A group whose arrays outgrow the stack
+    dies with SIGSEGV and takes the caller with it, below the work-group size the device
+    reports (4096 with pocl 3.0): kernel 4 with 256 x 128 tiles of 1 x 16 work-items (2048
+    work-items) needed a 9.2 MiB frame where the threads had 8 MiB, and ran with 12 MiB
+    (`ulimit -s`). pocl 3.0 creates its threads with the default stack size
+    (thread_stack_bytes); 3/4 of it is left to the group, the margin later pocl versions
+    keep when they check this themselves."""
+    ptr = getattr(dev, "int_ptr", None)      # real devices: asked once (the tuner asks for
+    pocl = _pocl.get(ptr) if ptr is not None else None          # every point of a space)
+    if pocl is None:
+        pocl = is_pocl_cpu(dev)
+        if ptr is not None:
+            _pocl[ptr] = pocl
+    if not pocl:
+        return None
+    global _stack
+    if _stack is None:
+        _stack = thread_stack_bytes() * 3 // 4
+    return _stack
+
+
+_stack: int | None = None
+_pocl: dict[int, bool] = {}
+
+
+def local_mem_limit(dev) -> int:
+    """Local memory one work-group may use: CL_DEVICE_LOCAL_MEM_SIZE, except on NVIDIA,
+    whose query says 48 KiB while static __local arrays up to the multiprocessor's opt-in
+    maximum compile and run (227 KiB on the H200, driver 580): there, the largest size
+    that probe_local_mem found to run, probed once per device and driver and kept in the
+    clgemm home (device_facts.json)."""
+    ptr = getattr(dev, "int_ptr", None)      # real devices: asked once
+    key = id(dev) if ptr is None else ptr
+    got = _local.get(key)
+    if got is not None:
+        return got
+    got = int(dev.local_mem_size)
+    if "cl_nv_device_attribute_query" in getattr(dev, "extensions", ""):
+        with _facts_lock:
+            got = max(got, _fact(dev, "local_mem_bytes", probe_local_mem))
+    elif ptr is None:                         # a stand-in: nothing to keep
+        return got
+    _local[key] = got
+    return got
+
+
+def registers_per_group(dev) -> int | None:
+    """32-bit registers one work-group may hold, where the device says (NVIDIA:
+    CL_DEVICE_REGISTERS_PER_BLOCK_NV); None elsewhere."""
+    if "cl_nv_device_attribute_query" not in getattr(dev, "extensions", ""):
+        return None
+    try:
+        return int(dev.registers_per_block_nv)
+    except (cl.Error, AttributeError, TypeError, ValueError):
+        return 65536 if nvidia_cc(dev) is not None else None
+
+
+def group_registers(per_item: int, items: int) -> int:
+    """Registers a work-group of `items` holds at `per_item` each: NVIDIA allocates them per
+    warp of 32, in units of 256 (as resident_groups counts them)."""
+    return -(-items // 32) * (-(-per_item * 32 // 256) * 256)
+
+
+_local: dict[int, int] = {}
+_facts_lock = threading.Lock()
+FACTS_FILE = "device_facts.json"
+
+
+def _fact(dev, name: str, probe) -> int:
+    """A probed fact of (device, driver) from the clgemm home's device_facts.json; probed
+    and recorded there when it is missing (a file that cannot be read or written only
+    costs a probe per process)."""
+    import datetime
+    import json
+
+    from . import db
+    path = db.home() / FACTS_FILE
+    key = f"{dev.name.strip()} | {dev.driver_version.strip()}"
+    try:
+        doc = json.loads(path.read_text())
+        value = doc[key][name]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    value = int(probe(dev))
+    try:
+        try:
+            doc = json.loads(path.read_text())
+            doc = doc if isinstance(doc, dict) else {}
+        except (OSError, ValueError):
+            doc = {}
+        entry = doc.get(key) if isinstance(doc.get(key), dict) else {}
+        doc[key] = entry | {name: value, f"{name}_probed": datetime.date.today().isoformat()}
+        db.write_atomic(path, doc)
+    except OSError:
+        pass
+    return value
+
+
+_PROBE = """
+__kernel void probe(__global uint *out, const uint words) {   // words = WORDS, at run
+    __local uint buf[WORDS];                                   // time: loops not unrolled
+    const uint n = get_local_size(0), i = get_local_id(0);
+    for (uint j = i; j < words; j += n) buf[j] = j * 2654435761u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint s = 0;
+    for (uint j = i; j < words; j += n) s += buf[words - 1 - j];
+    out[i] = s;
+}
+"""
+
+
+def local_mem_runs(context: cl.Context, nbytes: int, threads: int = 256) -> bool:
+    """Whether a kernel with a static __local array of `nbytes` compiles, launches and
+    reads back what it wrote: each work-item sums (mod 2^32) a strided part of the array
+    that other work-items wrote, in reverse order."""
+    words = nbytes // 4
+    queue = cl.CommandQueue(context)
+    try:
+        prg = cl.Program(context, _PROBE).build(options=[f"-DWORDS={words}"])
+        out = cl.Buffer(context, cl.mem_flags.WRITE_ONLY, 4 * threads)
+        prg.probe(queue, (threads,), (threads,), out, np.uint32(words))
+        got = np.empty(threads, np.uint32)
+        cl.enqueue_copy(queue, got, out)
+        queue.finish()
+    except cl.Error:
+        return False
+    j = np.arange(words, dtype=np.int64)
+    values = (words - 1 - j) * 2654435761 % 2**32
+    sums = np.bincount(j % threads, weights=values, minlength=threads)   # exact below 2^53
+    return bool(np.array_equal(got, (sums.astype(np.int64) % 2**32).astype(np.uint32)))
+
+
+def probe_local_mem(dev, low: int | None = None, top: int = 256 * 1024, step: int = 1024) -> int:
+    """The largest static __local array (bytes, a multiple of `step`, at most `top`) that a
+    kernel on `dev` runs with, by bisection from `low` (CL_DEVICE_LOCAL_MEM_SIZE by
+    default; about 8 builds). `low` itself where even that does not run."""
+    low = int(dev.local_mem_size) if low is None else low
+    context = cl.Context([dev])
+    lo, hi = low // step, top // step
+    if hi <= lo:
+        return low
+    if local_mem_runs(context, hi * step):
+        return hi * step
+    if not local_mem_runs(context, lo * step):
+        return low
+    while hi - lo > 1:                    # lo runs, hi does not
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if local_mem_runs(context, mid * step) else (lo, mid)
+    return lo * step
+
+
 def describe(dev: cl.Device) -> dict:
     cc = nvidia_cc(dev)
     peak = peak_gflops(dev)
@@ -194,6 +389,8 @@ def describe(dev: cl.Device) -> dict:
         "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
         "shuffle": shuffle_support(dev),
         "tf32_mma": has_tf32_mma(dev),
+        "local_mem_usable_bytes": local_mem_limit(dev),
+        "work_group_stack_bytes": work_group_stack(dev),
         "fp32_peak_gflops": round(peak, 1) if peak else None,
     }
 

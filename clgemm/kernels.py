@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from . import device as devmod
+
 Params = dict[str, int]
 _CPU = 2  # CL_DEVICE_TYPE_CPU
 
@@ -36,6 +38,16 @@ class Geometry:
     local: Callable[[Mapping[str, int]], tuple[int, int]]    # (dim0, dim1) work-items
     local_bytes: Callable[[Mapping[str, int]], int]
     vector: Callable[[Mapping[str, int]], int] = lambda p: 1  # alignment of ld, in floats
+    # bytes a work-item's values that live across a barrier take on pocl's CPU device,
+    # where they sit on a worker thread's stack (device.work_group_stack): an upper bound
+    # of the frames pocl 3.0 built for the registry's kernels (see stack_bytes)
+    context: Callable[[Mapping[str, int]], int] = lambda p: 1024
+
+    def stack_bytes(self, p: Mapping[str, int]) -> int:
+        """The stack frame pocl's work-group function needs, estimated from above: the
+        work-items' context plus 64 KiB for the function's own."""
+        lx, ly = self.local(p)
+        return lx * ly * self.context(p) + 64 * 1024
 
     def local_size(self, p: Mapping[str, int]) -> tuple[int, int]:
         return self.local(p)
@@ -122,27 +134,56 @@ class Kernel:
             out[name] = value
         return out
 
-    def violations(self, p: Mapping[str, int], device=None) -> list[str]:
-        """Every constraint `p` breaks, as text; device limits are checked when given."""
+    def violations(self, p: Mapping[str, int], device=None,
+                   footprint: tuple[int, int] | None = None) -> list[str]:
+        """Every constraint `p` breaks, as text; device limits are checked when given: the
+        work-group size and its extent along each dimension, local memory (on NVIDIA the
+        probed limit, device.local_mem_limit), pocl's work-group stack
+        (device.work_group_stack), and, with a build's `footprint` (registers per
+        work-item, local bytes: build.footprint, NVIDIA), its registers and local memory."""
         bad = [c.text for c in self.constraints if not _holds(c, p)]
         if bad:  # geometry of a broken point may not even be computable
             return bad
         lx, ly = self.geometry.local_size(p)
         if device is not None:
-            if lx * ly > device.max_work_group_size:
-                bad.append(f"work-group {lx}x{ly}={lx * ly} work-items exceeds the device maximum "
+            items = lx * ly
+            if items > device.max_work_group_size:
+                bad.append(f"work-group {lx}x{ly}={items} work-items exceeds the device maximum "
                            f"{device.max_work_group_size}")
             dims = device.max_work_item_sizes
             if lx > dims[0] or ly > dims[1]:
                 bad.append(f"work-group {lx}x{ly} exceeds the device's per-dimension limits "
                            f"{dims[0]}x{dims[1]}")
+            limit = devmod.local_mem_limit(device)
+            probed = "" if limit == device.local_mem_size else \
+                f" (probed: static local arrays of up to {limit} bytes run; the query says " \
+                f"{device.local_mem_size})"
             need = self.geometry.local_bytes(p)
-            if need > device.local_mem_size:
-                bad.append(f"local memory {need} bytes exceeds the device's {device.local_mem_size}")
+            if footprint is not None:
+                need = max(need, footprint[1])
+            if need > limit:
+                bad.append(f"local memory {need} bytes exceeds the device's {limit}{probed}")
+            stack = devmod.work_group_stack(device)
+            if stack is not None and not bad:
+                frame = self.geometry.stack_bytes(p)
+                if frame > stack:
+                    bad.append(f"work-group of {items} work-items needs about {frame} bytes of "
+                               f"stack on pocl's CPU device, which keeps each work-item's values "
+                               f"that live across a barrier on the stack of the thread running "
+                               f"the group; its threads leave {stack} (3/4 of the thread stack "
+                               f"size, which `ulimit -s` sets when the process starts)")
+            registers = devmod.registers_per_group(device)
+            if footprint is not None and registers is not None:
+                held = devmod.group_registers(footprint[0], items)
+                if held > registers:
+                    bad.append(f"{footprint[0]} registers a work-item (the build's report) x "
+                               f"{items} work-items hold {held} registers, over the {registers} "
+                               f"a work-group may have")
         return bad
 
-    def check(self, p: Mapping[str, int], device=None) -> None:
-        bad = self.violations(p, device)
+    def check(self, p: Mapping[str, int], device=None,
+              footprint: tuple[int, int] | None = None) -> None:
+        bad = self.violations(p, device, footprint)
         if bad:
             shown = " ".join(f"{k}={v}" for k, v in p.items())
             raise ValueError(f"kernel {self.key} ({self.name}) with {shown} violates: " + "; ".join(bad))
@@ -215,10 +256,31 @@ def _nt(p):
     return (p["TSM"] // p["WPTM"]) * (p["TSN"] // p["WPTN"])
 
 
-def _blocked_geometry(local_bytes, vector=lambda p: 1) -> Geometry:
+def _blocked_geometry(local_bytes, vector=lambda p: 1, context=lambda p: 1024) -> Geometry:
     return Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
                     local=lambda p: (p["TSN"] // p["WPTN"], p["TSM"] // p["WPTM"]),
-                    local_bytes=local_bytes, vector=vector)
+                    local_bytes=local_bytes, vector=vector, context=context)
+
+
+# pocl's context per work-item (Geometry.context): bounds from above of the work-group
+# frames pocl 3.0 (LLVM 14) built for 83 configurations of kernels 1-7 and the naive and
+# local transposes, 1 to 4096 work-items (the `sub rsp` of each work-group function,
+# objdump, 2026-12-03); every frame measured is at most 0.75 of stack_bytes. Kernels 3
+# and 4 keep the address of each unrolled local read (TSK x (WPTM + WPTN)) and the
+# accumulators: a fit gives 8.0 * TSK * (WPTM + WPTN) + 13.2 * WPTM * WPTN + 64 bytes.
+# Kernel 5 prefetches through registers and keeps far less (122-1694 bytes); kernel 6's
+# register exchange keeps about 60-85 bytes per accumulator; kernel 7's emulated MMA
+# about 220 (4 configurations measured, 256 work-items); the transposes under 30.
+def _context_blocked(p) -> int:
+    return 10 * p["TSK"] * (p["WPTM"] + p["WPTN"]) + 16 * p["WPTM"] * p["WPTN"] + 512
+
+
+def _context_prefetched(p) -> int:
+    return 2 * p["TSK"] * (p["WPTM"] + p["WPTN"]) + 16 * p["WPTM"] * p["WPTN"] + 256
+
+
+def _context_shuffled(p) -> int:
+    return 4 * p["TSK"] * (p["WPTM"] + p["WPTN"]) + 96 * p["WPTM"] * p["WPTN"] + 512
 
 
 def _vector_constraints() -> tuple[Constraint, ...]:
@@ -271,13 +333,15 @@ def _register(k: Kernel) -> Kernel:
 _register(Kernel(
     key="1", name="naive", source="1_naive.cl", technique="one work-item per C element",
     params=(_TS,), cpu_defaults={"TS": 4},
-    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 0),
+    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 0,
+                      context=lambda p: 64),         # no barrier: nothing kept
 ))
 
 _register(Kernel(
     key="2", name="tiled", source="2_tiled.cl", technique="local-memory tiles",
     params=(_TS,), cpu_defaults={"TS": 8},
-    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 2 * 4 * p["TS"] ** 2),
+    geometry=Geometry(tile=_square, local=_square, local_bytes=lambda p: 2 * 4 * p["TS"] ** 2,
+                      context=lambda p: 20 * p["TS"] + 320),   # 606 bytes measured at TS=32
 ))
 
 _register(Kernel(
@@ -297,7 +361,8 @@ _register(Kernel(
         Constraint("B tile TSK*TSN splits evenly over the work-group",
                    lambda p: (p["TSK"] * p["TSN"]) % _nt(p) == 0),
     ),
-    geometry=_blocked_geometry(lambda p: 4 * p["TSK"] * (p["TSM"] + p["TSN"])),
+    geometry=_blocked_geometry(lambda p: 4 * p["TSK"] * (p["TSM"] + p["TSN"]),
+                               context=_context_blocked),
 ))
 
 _register(Kernel(
@@ -306,7 +371,8 @@ _register(Kernel(
     params=_vector_params(256, 64, 16, 8, 8, 4, 1),
     cpu_defaults=_VECTOR_CPU,
     constraints=_vector_constraints(),
-    geometry=_blocked_geometry(_vector_tile_bytes, vector=lambda p: p["WIDTH"]),
+    geometry=_blocked_geometry(_vector_tile_bytes, vector=lambda p: p["WIDTH"],
+                               context=_context_blocked),
 ))
 
 _register(Kernel(
@@ -315,7 +381,8 @@ _register(Kernel(
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
     constraints=_vector_constraints(),
-    geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p), vector=lambda p: p["WIDTH"]),
+    geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p), vector=lambda p: p["WIDTH"],
+                               context=_context_prefetched),
 ))
 
 _register(Kernel(
@@ -331,7 +398,7 @@ _register(Kernel(
     ),
     # local memory counts the scratch that an emulated shuffle needs, on every device
     geometry=_blocked_geometry(lambda p: 2 * _vector_tile_bytes(p) + 4 * _nt(p),
-                               vector=lambda p: 4),
+                               vector=lambda p: 4, context=_context_shuffled),
 ))
 
 
@@ -376,7 +443,9 @@ _register(Kernel(
     constraints=_mma_constraints(),
     geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
                       local=lambda p: (32 * (p["TSN"] // p["WN"]), p["TSM"] // p["WM"]),
-                      local_bytes=_mma_local_bytes, vector=lambda p: 4),
+                      local_bytes=_mma_local_bytes, vector=lambda p: 4,
+                      # pocl: about 220 bytes per accumulator (its MMA is emulated)
+                      context=lambda p: 320 * (p["WM"] * p["WN"] // 32) + 32 * p["TSK"] + 1024),
 ))
 
 DEFAULT_GEMM = "5"

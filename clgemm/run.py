@@ -12,7 +12,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import device as devmod
-from . import operands, timing, verify
+from . import build, operands, timing, verify
 from .gemm import GemmPlan, prepare
 from .transpose import TransposePlan
 
@@ -68,6 +68,13 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     report = progress or (lambda stage, done=None, total=None: None)
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
                             pad=pad, split_k=split_k)
+    # where the compiler reports registers and local memory (NVIDIA), the build must fit
+    # the work-group too: a refusal naming them instead of a failed launch
+    if devmod.nvidia_cc(queue.device) is not None:
+        report(f"compiling kernel {plan.kernel.key} for the compiler's register report")
+    footprint = build.footprint(queue.context, plan.kernel, plan.params)
+    if footprint is not None:
+        plan.kernel.check(plan.params, queue.device, footprint=footprint)
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng = np.random.default_rng(seed)
     report("making random operands")

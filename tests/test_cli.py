@@ -233,3 +233,11 @@ def test_run_shows_progress_on_a_terminal_only(monkeypatch):
     r = invoke(*args, "--json")
     assert r.exit_code == 0 and r.stderr == ""
     assert json.loads(r.stdout)["verified"] is True
+
+
+def test_devices_shows_pocls_work_group_stack(queue):
+    from clgemm import device
+    r = invoke("devices")
+    assert r.exit_code == 0, r.output
+    stack = device.work_group_stack(queue.device)
+    assert (f"a work-group's stack: {stack / 2**20:.1f} MiB" in r.output) == (stack is not None)

@@ -104,3 +104,170 @@ def test_lookup_by_name():
     assert kernels.get("double-buffered").key == "5"
     assert kernels.get(3).key == "3"
     assert kernels.get("local", kind="transpose").key == "local"
+
+
+# ------------------------------------------------------------------ device facts
+
+import json  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+class FakePocl(FakeDevice):
+    """What pocl 3.0's CPU device reports."""
+    max_work_group_size = 4096
+    max_work_item_sizes = [4096, 4096, 4096]
+    local_mem_size = 512 * 1024
+    type = 2  # CPU
+    platform = SimpleNamespace(name="Portable Computing Language")
+
+
+# kernel 4 with a 2048-work-item group: SIGSEGV on pocl 3.0 (its frame: 9.2 MiB)
+POCL_CRASH = dict(TSM=256, TSN=128, TSK=32, WPTM=1, WPTN=16, WIDTH=1, PAD=0)
+
+
+def test_pocl_work_group_stack_refuses_the_crashing_group(queue):
+    """pocl keeps each work-item's values that live across a barrier on the stack of the
+    thread running the group: a group within every reported limit can overflow it. Its
+    size is a device fact, consulted by the constraints before compiling."""
+    from clgemm import device
+    k = kernels.get("4")
+    reported = SimpleNamespace(**{a: getattr(FakePocl, a) for a in (
+        "max_work_group_size", "max_work_item_sizes", "local_mem_size", "type")})
+    assert k.violations(POCL_CRASH, reported) == []                # pocl's query admits it
+    stack = device.work_group_stack(FakePocl())
+    assert stack == device.thread_stack_bytes() * 3 // 4
+    bad = k.violations(POCL_CRASH, FakePocl())
+    assert len(bad) == 1 and "work-group of 2048 work-items needs about" in bad[0]
+    assert f"its threads leave {stack}" in bad[0] and "ulimit -s" in bad[0]
+    if device.is_pocl_cpu(queue.device):                           # the real one too
+        assert any("stack on pocl's CPU device" in b for b in k.violations(POCL_CRASH, queue.device))
+    for key, kern in kernels.GEMM.items():                         # what runs by default
+        assert kern.violations(kern.defaults_for(FakePocl()), FakePocl()) == [], key
+    assert device.work_group_stack(FakeDevice()) is None
+
+
+_CHILD = """
+import json, sys
+import numpy as np
+import pyopencl as cl
+from clgemm import build, device, kernels
+from clgemm.gemm import gemm
+q = device.queue(device.select("portable computing"))
+if sys.argv[1] == "admitted":    # the largest admitted frame of each kernel, TSK <= 8
+    for key in sys.argv[2:]:
+        k = kernels.get(key)
+        p = max((p for p in k.space() if p["TSK"] <= 8 and p.get("WIDTH", 1) == 1
+                 and not k.violations(p, q.device)), key=k.geometry.stack_bytes)
+        tm, tn = k.geometry.tile(p)
+        c = gemm(q, np.ones((tm, 17), np.float32), np.ones((17, tn), np.float32), kernel=key,
+                 params=p)
+        print(key, k.geometry.local_size(p), bool(np.all(c == 17)), flush=True)
+else:                            # a refused one, launched past the constraints
+    k, p = kernels.get("4"), json.loads(sys.argv[2])
+    prg = build.program(q.context, k, p)
+    m, n, kk = *k.geometry.tile(p), 2 * p["TSK"]
+    mf = cl.mem_flags.READ_WRITE
+    a, b, c = (cl.Buffer(q.context, mf, 4 * x) for x in (m * kk, kk * n, m * n))
+    prg.gemm(q, k.geometry.global_size(p, m, n), k.geometry.local_size(p), np.int32(m),
+             np.int32(n), np.int32(kk), np.float32(1), a, np.int32(kk), b, np.int32(n),
+             np.float32(0), c, np.int32(n))
+    q.finish()
+    print("survived", flush=True)
+"""
+
+
+def test_no_admitted_group_crashes_pocl(queue, tmp_path, monkeypatch):
+    """No configuration the constraints admit crashes pocl. In child processes whose thread
+    stacks are 1 MiB (`ulimit -s 1024`, so that the groups at its limit are small and
+    compile fast): the admitted configurations of kernels 3 and 4 with the largest
+    estimated frames run and are right, while a 1024-work-item group of kernel 4 that the
+    constraints refuse there (its frame: about 1.4 MB), launched past them, dies with
+    SIGSEGV: the limit is real."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+    from clgemm import device
+    if not device.is_pocl_cpu(queue.device):
+        pytest.skip("pocl's CPU device only")
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+
+    def small_stack():
+        resource.setrlimit(resource.RLIMIT_STACK, (1 << 20, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+    def child(*args):
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                              text=True, timeout=300, preexec_fn=small_stack)
+    r = child("admitted", "3", "4")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stdout.split("\n")[:2] == ["3 (32, 16) True", "4 (32, 16) True"]
+    refused = dict(TSM=256, TSN=256, TSK=4, WPTM=8, WPTN=8, WIDTH=1, PAD=0)
+    monkeypatch.setattr(device, "_stack", (1 << 20) * 3 // 4)        # the child's fact
+    assert "stack on pocl's CPU device" in kernels.get("4").violations(refused, queue.device)[0]
+    r = child("refused", json.dumps(refused))
+    assert r.returncode == -signal.SIGSEGV, (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def test_nvidia_local_memory_is_probed_once_and_cached(tmp_path, monkeypatch):
+    """NVIDIA's query says 48 KiB, but static local arrays up to 227 KiB run on the H200:
+    the limit the constraints use there is probed once per device and driver, and kept in
+    the clgemm home."""
+    import json
+    from clgemm import device
+
+    class H200(FakeDevice):
+        extensions = "cl_khr_fp64 cl_nv_device_attribute_query"
+        name, driver_version = "NVIDIA H200", "580.159.04"
+        compute_capability_major_nv, compute_capability_minor_nv = 9, 0
+        registers_per_block_nv = 65536
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path))
+    monkeypatch.setattr(device, "_local", {})
+    probes = []
+    monkeypatch.setattr(device, "probe_local_mem", lambda dev: probes.append(dev) or 232448)
+    k = kernels.get("7")
+    big = dict(TSM=256, TSN=128, TSK=32, WM=64, WN=64)             # 8 warps, 112 KiB
+    assert k.geometry.local_bytes(big) == 114688
+    assert k.violations(big, FakeDevice()) == ["local memory 114688 bytes exceeds the device's 49152"]
+    assert k.violations(big, H200()) == []
+    assert device.local_mem_limit(H200()) == 232448 and len(probes) == 1
+    doc = json.loads((tmp_path / device.FACTS_FILE).read_text())
+    assert doc["NVIDIA H200 | 580.159.04"]["local_mem_bytes"] == 232448
+    monkeypatch.setattr(device, "_local", {})                      # a new process: the file
+    assert device.local_mem_limit(H200()) == 232448 and len(probes) == 1
+    k5 = kernels.get("5")
+    bad = k5.violations(dict(TSM=256, TSN=256, TSK=32, WPTM=16, WPTN=16, WIDTH=4, PAD=1), H200())
+    assert "local memory 133120 bytes exceeds" not in " ".join(bad)   # 130 KiB fits
+    assert device.local_mem_limit(FakeDevice()) == 49152 and len(probes) == 1   # not NVIDIA
+
+
+def test_registers_of_a_build_are_a_constraint(monkeypatch):
+    """Where the compiler reports registers (build.footprint, NVIDIA), a work-group whose
+    work-items hold more than the device gives a group is refused, as is local memory
+    beyond the limit in the build's own report."""
+    class NV(FakeDevice):
+        extensions = "cl_nv_device_attribute_query"
+        registers_per_block_nv = 65536
+        name, driver_version = "NVIDIA fake", "1"
+    from clgemm import device
+    dev = NV()
+    monkeypatch.setattr(device, "_local", {id(dev): 49152})   # its local memory, as if probed
+    k = kernels.get("1")
+    p = {"TS": 32}                                         # 1024 work-items
+    assert k.violations(p, dev, footprint=(64, 0)) == []   # 64 x 1024 = 65536
+    bad = k.violations(p, dev, footprint=(72, 0))
+    assert bad == ["72 registers a work-item (the build's report) x 1024 work-items hold "
+                   "73728 registers, over the 65536 a work-group may have"]
+    assert k.violations(p, dev, footprint=(64, 50000)) == [
+        "local memory 50000 bytes exceeds the device's 49152"]
+    assert k.violations(p, FakeDevice(), footprint=(255, 0)) == []   # no register limit known
+
+
+def test_local_memory_probe_finds_the_real_limit():
+    """The probe bisects up from a low guess to the largest static local array that runs;
+    Oclgrind enforces its 32 KiB."""
+    from clgemm import device
+    try:
+        sim = device.select("oclgrind")
+    except device.DeviceNotFound:
+        pytest.skip("Oclgrind not installed")
+    assert device.probe_local_mem(sim, low=8 * 1024, top=64 * 1024) == 32 * 1024
