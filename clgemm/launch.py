@@ -215,16 +215,20 @@ class GemmPlan:
         return self._work.get(floats)
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
-                 b_nmajor: bool = False, split_k: int | str | None = None) -> cl.Program:
+                 b_nmajor: bool = False, split_k: int | str | None = None,
+                 c_unaligned: bool = False) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
-        use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K), since each drops or
-        adds code that costs registers in the others."""
-        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1)
+        use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED: C's
+        leading dimension is not a multiple of the vector width), since each drops or adds
+        code that costs registers in the others."""
+        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
+               c_unaligned)
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
-            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K"), key) if on]
+            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
+                                        "-DC_UNALIGNED"), key) if on]
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))
         return self._programs[key]
@@ -240,8 +244,12 @@ class GemmPlan:
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
-        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k)
         s = self.splits(m, n, k, split_k)
+        unaligned = c.ld % self.align != 0
+        if unaligned and s > 1:
+            raise ValueError(f"split-K's partial sums need C's leading dimension ({c.ld}) to be a "
+                             f"multiple of {self.align}")
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned)
         q = self.queue
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
         # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
@@ -343,7 +351,12 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     slices = plan.splits(*launched)
     partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
-    plan.compiled(*launched, ta, tb)   # errors before I/O
+    # C is written where it lies when it is a row-major device array, or into a new dense
+    # matrix; a width that is not a multiple of the vector width takes the C_UNALIGNED build
+    # (split-K's partial sums need aligned rows, so it goes through an aligned copy then)
+    in_place = isinstance(target, cla.Array) and not is_transposed(target)
+    c_unaligned = cols % al != 0 and slices == 1 and (target is None or in_place)
+    plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned)   # errors before I/O
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape
@@ -351,12 +364,12 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     ys = ((np_, kp) if tb else (kp, np_)) if pads else None
     xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs)
     ym = (lay.taken if ry else lay.row_major)(y, ys)
-    if c_needed:
+    if in_place and (cols % al == 0 or c_unaligned):
+        cm = Matrix(target.base_data, rows, cols, cols)      # read and written where it lies
+    elif c_needed:
         cm = lay.row_major(target)
-    elif isinstance(target, cla.Array) and not is_transposed(target) and cols % al == 0:
-        cm = Matrix(target.base_data, rows, cols, cols)      # write straight into c
     else:
-        cm = lay.empty(rows, cols, rounded(cols, al))
+        cm = lay.empty(rows, cols, cols if c_unaligned else rounded(cols, al))
     beta = beta if c_needed else 0.0
     bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
     lay.steps += bounds

@@ -61,7 +61,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int m0 = get_group_id(1) * TSM;
     const int n0 = get_group_id(0) * TSN;
     // Leading dimensions and extents counted in vectors.
-    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
+    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH;
     const int Kv = (K + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
 
     __local floatW Asub[TSK * TSMV];      // A^T: vector m/WIDTH of k-row k at k*TSMV + m/WIDTH
@@ -120,7 +120,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         #pragma unroll
         for (int j = 0; j < WPTN / WIDTH; j++) {
             const int colv = n0 / WIDTH + tx + j * RTSN;
-            store_c_vec(C, row, colv, ldcv, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
+            store_c_vec(C, row, colv, ldc, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
         }
     }
 }

@@ -77,7 +77,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int k0 = 0, kend = K;
 #endif
     // Leading dimensions and extents counted in vectors.
-    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH, ldcv = ldc / WIDTH;
+    const int ldav = lda / WIDTH, ldbv = ldb / WIDTH;
     const int Kv = (kend + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
     const int Mv = (M + WIDTH - 1) / WIDTH;
 
@@ -177,7 +177,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         #pragma unroll
         for (int j = 0; j < WPTN / WIDTH; j++) {
             const int colv = n0 / WIDTH + tx + j * RTSN;
-            store_c_vec(C, row, colv, ldcv, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
+            store_c_vec(C, row, colv, ldc, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
         }
     }
 #endif

@@ -41,7 +41,7 @@
                 QUAD_TRANSPOSE(x, G, WIDTH, q)                                         \
                 const int i = i0 + q;                                                  \
                 const int row = m0 + (ty + (i / WIDTH) * RTSM) * WIDTH + i % WIDTH;    \
-                store_c4(C4, row, n0 / 4 + col4, ldc / 4, M, N, full, alpha,           \
+                store_c4(C4, row, n0 / 4 + col4, ldc, M, N, full, alpha,                \
                          PACK4(x, 0), beta);                                           \
             }                                                                          \
         }                                                                              \

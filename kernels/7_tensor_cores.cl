@@ -231,7 +231,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
             for (int j = 0; j < NJ; j++) {
                 const int col = n0 + wn0 + j * 8 + 2 * t;
                 const float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-                store_c2((__global float2*)C, row, col / 2, ldc / 2, M, N, full, alpha, v, beta);
+                store_c2((__global float2*)C, row, col / 2, ldc, M, N, full, alpha, v, beta);
             }
         }
 }

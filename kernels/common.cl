@@ -28,12 +28,20 @@ inline void store_c(__global float* C, const int idx, const float alpha,
 
 // Write a row segment of VW floats of C, starting at (row, colv*VW), from one vector.
 // Interior tiles (`full`) take one vector store; edge tiles fall back to guarded scalars.
+// C_UNALIGNED: the host defines it when ldc is not a multiple of the vector width (a
+// dense C with an odd number of columns, written in place rather than through an
+// aligned copy); every store is then scalar, at row * ldc + col.
+#ifdef C_UNALIGNED
+#define C_VECTOR_STORES 0
+#else
+#define C_VECTOR_STORES 1
+#endif
 #define DEFINE_STORE_C_VEC(NAME, VT, VW, UNPACKV)                                      \
-inline void NAME(__global VT* C, const int row, const int colv, const int ldcv,         \
+inline void NAME(__global VT* C, const int row, const int colv, const int ldc,          \
                  const int M, const int N, const bool full,                             \
                  const float alpha, const VT acc, const float beta) {                   \
-    if (full) {                                                                         \
-        const int idx = row * ldcv + colv;                                              \
+    if (C_VECTOR_STORES && full) {                                                      \
+        const int idx = row * (ldc / VW) + colv;                                        \
         C[idx] = (beta != 0.0f) ? alpha * acc + beta * C[idx] : alpha * acc;            \
         return;                                                                         \
     }                                                                                   \
@@ -43,7 +51,7 @@ inline void NAME(__global VT* C, const int row, const int colv, const int ldcv, 
     __global float* Cs = (__global float*)C;                                            \
     for (int w = 0; w < VW; w++) {                                                      \
         const int col = colv * VW + w;                                                  \
-        if (col < N) store_c(Cs, row * ldcv * VW + col, alpha, v[w], beta);             \
+        if (col < N) store_c(Cs, row * ldc + col, alpha, v[w], beta);                   \
     }                                                                                   \
 }
 
