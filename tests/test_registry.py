@@ -162,9 +162,9 @@ if sys.argv[1] == "admitted":    # the largest admitted frame of each kernel, TS
                  params=p)
         print(key, k.geometry.local_size(p), bool(np.all(c == 17)), flush=True)
 else:                            # a refused one, launched past the constraints
-    k, p = kernels.get("4"), json.loads(sys.argv[2])
+    k, p = kernels.get(sys.argv[2]), json.loads(sys.argv[3])
     prg = build.program(q.context, k, p)
-    m, n, kk = *k.geometry.tile(p), 2 * p["TSK"]
+    m, n, kk = *k.geometry.tile(p), 64
     mf = cl.mem_flags.READ_WRITE
     a, b, c = (cl.Buffer(q.context, mf, 4 * x) for x in (m * kk, kk * n, m * n))
     prg.gemm(q, k.geometry.global_size(p, m, n), k.geometry.local_size(p), np.int32(m),
@@ -176,12 +176,12 @@ else:                            # a refused one, launched past the constraints
 
 
 def test_no_admitted_group_crashes_pocl(queue, tmp_path, monkeypatch):
-    """No configuration the constraints admit crashes pocl. In child processes whose thread
-    stacks are 1 MiB (`ulimit -s 1024`, so that the groups at its limit are small and
-    compile fast): the admitted configurations of kernels 3 and 4 with the largest
-    estimated frames run and are right, while a 1024-work-item group of kernel 4 that the
-    constraints refuse there (its frame: about 1.4 MB), launched past them, dies with
-    SIGSEGV: the limit is real."""
+    """No configuration the constraints admit crashes pocl. In child processes with small
+    thread stacks (`ulimit -s`, so that the groups at the limit are small and compile
+    fast): with 1 MiB, the admitted configurations of kernels 3 and 4 with the largest
+    estimated frames run and are right; with 512 KiB, kernel 2's 32 x 32 group, which the
+    constraints refuse there (its frame: 620 KB), launched past them, dies with SIGSEGV:
+    the limit is real."""
     import resource
     import signal
     import subprocess
@@ -192,19 +192,18 @@ def test_no_admitted_group_crashes_pocl(queue, tmp_path, monkeypatch):
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
 
-    def small_stack():
-        resource.setrlimit(resource.RLIMIT_STACK, (1 << 20, resource.getrlimit(resource.RLIMIT_STACK)[1]))
-
-    def child(*args):
+    def child(stack, *args):
+        def small_stack():
+            hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+            resource.setrlimit(resource.RLIMIT_STACK, (stack, hard))
         return subprocess.run([sys.executable, str(script), *args], capture_output=True,
                               text=True, timeout=300, preexec_fn=small_stack)
-    r = child("admitted", "3", "4")
+    r = child(1 << 20, "admitted", "3", "4")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
     assert r.stdout.split("\n")[:2] == ["3 (32, 16) True", "4 (32, 16) True"]
-    refused = dict(TSM=256, TSN=256, TSK=4, WPTM=8, WPTN=8, WIDTH=1, PAD=0)
-    monkeypatch.setattr(device, "_stack", (1 << 20) * 3 // 4)        # the child's fact
-    assert "stack on pocl's CPU device" in kernels.get("4").violations(refused, queue.device)[0]
-    r = child("refused", json.dumps(refused))
+    monkeypatch.setattr(device, "_stack", (1 << 19) * 3 // 4)        # the second child's fact
+    assert "stack on pocl's CPU device" in kernels.get("2").violations({"TS": 32}, queue.device)[0]
+    r = child(1 << 19, "refused", "2", json.dumps({"TS": 32}))
     assert r.returncode == -signal.SIGSEGV, (r.returncode, r.stdout, r.stderr[-2000:])
 
 
