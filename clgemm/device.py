@@ -254,11 +254,13 @@ def local_mem_limit(dev) -> int:
         return got
     got = int(dev.local_mem_size)
     if "cl_nv_device_attribute_query" in getattr(dev, "extensions", ""):
-        with _facts_lock:
-            got = max(got, _fact(dev, "local_mem_bytes", probe_local_mem))
-    elif ptr is None:                         # a stand-in: nothing to keep
-        return got
-    _local[key] = got
+        try:
+            with _facts_lock:
+                got = max(got, _fact(dev, "local_mem_bytes", probe_local_mem))
+        except (cl.Error, AttributeError, TypeError, ValueError):
+            pass                              # nothing to probe with: the query's number
+    if ptr is not None:                       # a stand-in's id may be reused: not kept
+        _local[key] = got
     return got
 
 

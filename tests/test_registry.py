@@ -237,6 +237,9 @@ def test_nvidia_local_memory_is_probed_once_and_cached(tmp_path, monkeypatch):
     bad = k5.violations(dict(TSM=256, TSN=256, TSK=32, WPTM=16, WPTN=16, WIDTH=4, PAD=1), H200())
     assert "local memory 133120 bytes exceeds" not in " ".join(bad)   # 130 KiB fits
     assert device.local_mem_limit(FakeDevice()) == 49152 and len(probes) == 1   # not NVIDIA
+    monkeypatch.undo()                 # the real probe, on a stand-in it cannot build for
+    nameless = SimpleNamespace(extensions=H200.extensions, local_mem_size=49152)
+    assert device.local_mem_limit(nameless) == 49152
 
 
 def test_registers_of_a_build_are_a_constraint(monkeypatch):
