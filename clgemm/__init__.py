@@ -4,10 +4,12 @@ reusable plan for hot loops, and an auto-tuner."""
 
 from .build import BuildError
 from .device import DeviceNotFound
+from .device import queue as device_queue
+from .device import select as select_device
 from .gemm import Plan, cache_info, clear_cache, gemm, memory_pool
 from .kernels import GEMM, TRANSPOSE
 from .launch import GemmPlan
 from .transpose import transpose
 
 __all__ = ["gemm", "Plan", "memory_pool", "cache_info", "clear_cache", "transpose", "GemmPlan", "GEMM",
-           "TRANSPOSE", "BuildError", "DeviceNotFound"]
+           "TRANSPOSE", "BuildError", "DeviceNotFound", "select_device", "device_queue"]

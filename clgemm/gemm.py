@@ -20,7 +20,7 @@ import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 
 from . import db, operands
-from .launch import PAD, TRANSPOSED_BY, GemmPlan, Prepared, Workspace, prepare  # noqa: F401
+from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
 from .operands import F32
 
 Allocator = Callable[[int], object]

@@ -14,12 +14,12 @@ PYOPENCL_CTX's, else the first GPU, else the first CPU device.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from pathlib import Path
 
 import pyopencl as cl
 
+import clgemm
 from clgemm import GEMM
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
@@ -30,14 +30,11 @@ PATTERNS = ("ld.global.v4", "ld.global.nc.v4", "ld.global.v2", "ld.global.f32", 
 
 
 def pick_device() -> cl.Device:
-    if os.environ.get("PYOPENCL_CTX"):
-        return cl.create_some_context(interactive=False).devices[0]
-    devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    for kind in (cl.device_type.GPU, cl.device_type.CPU):
-        found = [d for d in devices if d.type & kind and "oclgrind" not in d.platform.name.lower()]
-        if found:
-            return found[0]
-    raise SystemExit("no OpenCL GPU or CPU device found")
+    """PYOPENCL_CTX if set, else the first GPU, else the first CPU device (as clgemm's CLI)."""
+    try:
+        return clgemm.select_device()
+    except clgemm.DeviceNotFound as e:
+        raise SystemExit(str(e)) from None
 
 
 def device_options(dev: cl.Device, kernel) -> list[str]:

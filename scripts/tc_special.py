@@ -13,7 +13,6 @@ kernel 7 is emulated: slow, so keep --size small there).
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
 import pyopencl as cl
@@ -22,14 +21,11 @@ import clgemm
 
 
 def pick_device() -> cl.Device:
-    if os.environ.get("PYOPENCL_CTX"):
-        return cl.create_some_context(interactive=False).devices[0]
-    devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    for kind in (cl.device_type.GPU, cl.device_type.CPU):
-        found = [d for d in devices if d.type & kind and "oclgrind" not in d.platform.name.lower()]
-        if found:
-            return found[0]
-    raise SystemExit("no OpenCL GPU or CPU device found")
+    """PYOPENCL_CTX if set, else the first GPU, else the first CPU device (as clgemm's CLI)."""
+    try:
+        return clgemm.select_device()
+    except clgemm.DeviceNotFound as e:
+        raise SystemExit(str(e)) from None
 
 
 def rel_error(c: np.ndarray, ref: np.ndarray) -> float:
