@@ -243,11 +243,12 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 @click.option("--recorded", is_flag=True,
               help="tune the shapes gemm() recorded on this device while CLGEMM_RECORD_SHAPES=1 "
                    "was set (only --kernel's where --kernel is given)")
-@click.option("--strategy", type=click.Choice(["grid", "random", "tpe"]), default=None,
-              help="grid: every valid point; random; tpe: Optuna's model-based sampler, after "
-                   "a random warm-up (needs the tune extra: pip install \"clgemm[tune]\") "
-                   "[default: grid where the budget covers the space, else tpe, else random "
-                   "with a note where optuna is missing]")
+@click.option("--strategy", type=click.Choice(["grid", "random", "tpe", "cma"]), default=None,
+              help="grid: every valid point; random; cma: CMA-ES over the ordered parameter "
+                   "values; tpe: Optuna's Tree-structured Parzen Estimator (cma and tpe need "
+                   "the tune extra: pip install \"clgemm[tune]\") [default: grid where the "
+                   "budget covers the space, else cma, else random with a note where the extra "
+                   "is missing]")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="evaluations per shape, resumed ones included")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None,

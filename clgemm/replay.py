@@ -2,7 +2,7 @@
 recorded GFLOPS answer. How many evaluations each seed needs to come within a margin of
 the best tells how robust a strategy is, with no device at all.
 
-    python -m clgemm.replay SWEEP.jsonl --kernel 5 --seeds 1-5 [--warmup N] [--json]
+    python -m clgemm.replay SWEEP.jsonl --kernel 5 --strategy cma --seeds 1-5 [--json]
 
 The space searched is the set of configurations the log holds (the registry's may have
 grown since it was recorded): each parameter's values are those of the log, and a point
@@ -63,21 +63,18 @@ def evaluations_to_reach(strategy: strategies.Strategy, table: dict, target: flo
 
 
 def replay(path: str, kernel: str = "5", name: str = "tpe", seeds=range(1, 6),
-           within: float = 0.03, limit: int | None = None, **options) -> dict:
+           within: float = 0.03, limit: int | None = None) -> dict:
     kern, points, table = load(path, kernel)
     best = max(g for g in table.values() if g)
     target = (1 - within) * best
     limit = limit or len(points)
     counts = []
     for seed in seeds:
-        if name == "tpe":
-            strat = strategies.TPE(points, {}, seed, kern, None, **options)
-        else:
-            strat = strategies.make(name, points, {}, seed, kern, None)
+        strat = strategies.make(name, points, {}, seed, kern, None)
         counts.append(evaluations_to_reach(strat, table, target, limit))
     done = [c for c in counts if c is not None]
     worst = max(done) if len(done) == len(counts) else None
-    return {"log": path, "kernel": kernel, "strategy": name, "options": options,
+    return {"log": path, "kernel": kernel, "strategy": name,
             "points": len(points), "best_gflops": best, "within": within, "evaluations": counts,
             "median": statistics.median(done) if done else None, "worst": worst,
             "worst_pct_of_space": None if worst is None else round(100 * worst / len(points), 2)}
@@ -95,17 +92,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--strategy", default="tpe", choices=strategies.NAMES)
     ap.add_argument("--seeds", default="1-5", help="e.g. 1-5 or 1,7,9")
     ap.add_argument("--within", type=float, default=0.03)
-    ap.add_argument("--warmup", type=int, default=None, help="TPE's random warm-up points")
     ap.add_argument("--limit", type=int, default=None, help="evaluations per seed at most")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    options = {} if a.warmup is None or a.strategy != "tpe" else {"warmup": a.warmup}
-    out = replay(a.log, a.kernel, a.strategy, _seeds(a.seeds), a.within, a.limit, **options)
+    out = replay(a.log, a.kernel, a.strategy, _seeds(a.seeds), a.within, a.limit)
     out["command"] = "python -m clgemm.replay " + " ".join(argv if argv is not None else sys.argv[1:])
     if a.json:
         print(json.dumps(out))
     else:
-        print(f"{a.strategy}{options or ''}: evaluations to within {100 * a.within:g}% of "
+        print(f"{a.strategy}: evaluations to within {100 * a.within:g}% of "
               f"{out['best_gflops']:.0f} GFLOPS, seeds {a.seeds}: {out['evaluations']}; median "
               f"{out['median']}, worst {out['worst']} ({out['worst_pct_of_space']}% of "
               f"{out['points']} points)")

@@ -8,53 +8,57 @@ from __future__ import annotations
 import queue as queue_mod
 import random
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from . import kernels
 from .tunelog import key
 
-NAMES = ("grid", "random", "tpe")
+NAMES = ("grid", "random", "tpe", "cma")
 INSTALL_TUNE = 'pip install "clgemm[tune]"'
-# TPE starts with this many configurations drawn at random from the valid space (after the
-# warm-start points): on the complete kernel-5 sweep at 4096^3 (4,088 points), 30 made
-# the worst of 5 seeds reach 3% of the best in ... evaluations (docs/levers.md, 2026-12-03)
-TPE_WARMUP = 30
 
 
 class MissingExtra(ImportError):
     """A strategy needs a package of an extra that is not installed."""
 
 
-def optuna_module():
-    """Optuna, or MissingExtra naming the install command."""
+def optuna_module(cma: bool = False):
+    """Optuna (and, with `cma`, the cmaes package its CMA-ES sampler runs on), or
+    MissingExtra naming the install command."""
     try:
         import optuna
-    except ImportError:
-        raise MissingExtra(f"the tpe strategy needs optuna, which is not installed: "
-                           f"{INSTALL_TUNE} (or choose --strategy random or grid)") from None
+        if cma:
+            import cmaes  # noqa: F401
+    except ImportError as e:
+        raise MissingExtra(f"the {'cma' if cma else 'tpe'} strategy needs {e.name}, which is "
+                           f"not installed: {INSTALL_TUNE} (or choose --strategy random or "
+                           f"grid)") from None
     return optuna
 
 
 def choose(asked: str | None, n_valid: int, budget: int | None) -> tuple[str, str]:
     """(strategy, note). Unasked: the grid when the budget covers every valid point (kernel
     7's first tunes, budget 40 of 229 points, stopped in the grid's corner of 32-row tiles,
-    2026-12-02), else TPE, else, without optuna, random search with a note saying so. Asked
-    for TPE without optuna: MissingExtra."""
+    2026-12-02), else CMA-ES, the most robust of the model-based searches on the complete
+    kernel-5 sweep (docs/levers.md, 2026-12-03), else, without the tune extra, random search
+    with a note saying so. Asked for a strategy whose package is missing: MissingExtra."""
     if asked is not None and asked not in NAMES:
         raise ValueError(f"unknown strategy {asked!r}; choose from {', '.join(NAMES)}")
-    if asked == "tpe":
-        optuna_module()
-        return "tpe", ""
+    if asked in ("tpe", "cma"):
+        optuna_module(cma=asked == "cma")
+        return asked, ""
     if asked is not None:
         return asked, ""
     if n_valid <= min(200, budget or 200):
         return "grid", ""
     try:
-        optuna_module()
+        optuna_module(cma=True)
     except MissingExtra:
         return "random", (f"optuna is not installed, so this tune searches at random instead "
-                          f"of with TPE, which needs fewer evaluations; {INSTALL_TUNE} for it")
-    return "tpe", ""
+                          f"of with CMA-ES, which needs fewer evaluations; {INSTALL_TUNE} for it")
+    return "cma", ""
 
 
 def make(name: str, valid: list[dict], seen: Mapping[tuple, float | None], seed: int,
@@ -63,6 +67,8 @@ def make(name: str, valid: list[dict], seen: Mapping[tuple, float | None], seed:
         return Grid(valid, seen, seed, first)
     if name == "random":
         return RandomSearch(valid, seen, seed, first)
+    if name == "cma":
+        return CMA(valid, seen, seed, kern, dev, first=first)
     return TPE(valid, seen, seed, kern, dev, first=first)
 
 
@@ -104,39 +110,27 @@ class RandomSearch(Grid):
         super().__init__(valid, seen, seed, first)
 
 
-class TPE(Strategy):
-    """Optuna's Tree-structured Parzen Estimator over the declared parameter space, after
-    `first` (the winners at other shapes: at 8192^3, 61 evaluations of a cold start missed
-    the 4096^3 winner, which was 3-5% faster there) and `warmup` points drawn at random
-    from the valid space, which keep one seed's early luck from steering the model into a
-    corner. Points that break a constraint are told a score of 0 without being compiled;
-    points measured before (a resumed log) warm-start the model."""
+class _Model(Strategy):
+    """A model-based search through an Optuna study over the declared parameter space,
+    after `first` (the winners at other shapes: at 8192^3, 61 evaluations of a cold start
+    missed the 4096^3 winner, which was 3-5% faster there). Points that break a constraint
+    are told a score of 0 without being compiled; a point proposed again is told its
+    score again; after 200 proposals in a row that bring nothing new, a plain random one."""
 
-    def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device, first=(),
-                 warmup: int = TPE_WARMUP):
+    def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device, first=(), cma=False):
         super().__init__(valid, seen, seed)
-        optuna = optuna_module()
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self.optuna = optuna
+        self.optuna = optuna_module(cma=cma)
+        self.optuna.logging.set_verbosity(self.optuna.logging.WARNING)
         self.kernel, self.device = kernel, device
-        self.dists = {p.name: optuna.distributions.CategoricalDistribution(p.space)
-                      for p in kernel.params}
-        self.study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(
-            seed=seed, constant_liar=True, n_startup_trials=10, multivariate=True))
         self.pending: dict[tuple, list] = {}
-        for p in valid:
-            if key(p) in self.seen:
-                self._add(p, self.seen[key(p)])
         self._unvisited = [p for p in valid if key(p) not in self.seen]
         self.rng.shuffle(self._unvisited)
         self._first = [dict(p) for p in first
                        if key(p) not in self.seen and not kernel.violations(p, device)]
-        # the warm-up counts what a resumed log already measured
-        self._warmup = max(0, warmup - len(self.seen))
 
-    def _add(self, p: dict, gflops: float | None) -> None:
-        self.study.add_trial(self.optuna.trial.create_trial(
-            params=dict(p), distributions=self.dists, value=gflops or 0.0))
+    def _ask(self):
+        """(trial, configuration)."""
+        raise NotImplementedError
 
     def _plain(self) -> dict | None:
         """An unvisited valid point, drawn at random."""
@@ -153,14 +147,8 @@ class TPE(Strategy):
             if key(p) not in self.seen:
                 self.seen[key(p)] = None
                 return p
-        if self._warmup > 0:
-            self._warmup -= 1
-            p = self._plain()
-            if p is not None:
-                return p
         for _ in range(200):
-            trial = self.study.ask(self.dists)
-            p = dict(trial.params)
+            trial, p = self._ask()
             k = key(p)
             if self.kernel.violations(p, self.device):
                 self.study.tell(trial, 0.0)
@@ -172,15 +160,80 @@ class TPE(Strategy):
                 self.seen[k] = None
                 self.pending[k] = [trial]
                 return p
-        return self._plain()          # the model keeps repeating itself: sample plainly
+        return self._plain()
 
     def observe(self, params, gflops):
         super().observe(params, gflops)
         trials = self.pending.pop(key(params), [])
         for trial in trials:
             self.study.tell(trial, gflops or 0.0)
-        if not trials:                # proposed outside the model (first, warm-up, plain)
-            self._add(params, gflops)
+        if not trials:                # proposed outside the model (first, plain)
+            self._outside(params, gflops)
+
+    def _outside(self, params, gflops) -> None:
+        pass
+
+
+class TPE(_Model):
+    """Optuna's Tree-structured Parzen Estimator, each parameter a categorical. Points
+    measured before (a resumed log) and those proposed outside the model are added to its
+    history."""
+
+    def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device, first=()):
+        super().__init__(valid, seen, seed, kernel, device, first)
+        optuna = self.optuna
+        self.dists = {p.name: optuna.distributions.CategoricalDistribution(p.space)
+                      for p in kernel.params}
+        self.study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(
+            seed=seed, constant_liar=True, n_startup_trials=10, multivariate=True))
+        for p in valid:
+            if key(p) in self.seen:
+                self._outside(p, self.seen[key(p)])
+
+    def _ask(self):
+        trial = self.study.ask(self.dists)
+        return trial, dict(trial.params)
+
+    def _outside(self, params, gflops) -> None:
+        self.study.add_trial(self.optuna.trial.create_trial(
+            params=dict(params), distributions=self.dists, value=gflops or 0.0))
+
+
+class CMA(_Model):
+    """CMA-ES with margin (Optuna's CmaEsSampler on the cmaes package) over each
+    parameter's position in its declared, ordered space, so that 64 lies between 32 and 128,
+    after the warm-start points. On
+    the complete kernel-5 sweep at 4096^3 its worst of 5 seeds came within 3% of the best in
+    191 evaluations (4.7% of 4,088), TPE's in 446 (docs/levers.md, 2026-12-03). Where the
+    sampler's arithmetic fails (cmaes divided by a collapsed step size on that sweep, seed
+    6, and went on with NaN), the search restarts with the next seed, the points measured
+    staying measured."""
+
+    def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device, first=()):
+        super().__init__(valid, seen, seed, kernel, device, first, cma=True)
+        optuna = self.optuna
+        self.values = {p.name: list(p.space) for p in kernel.params}
+        self.dists = {n: optuna.distributions.IntDistribution(0, len(v) - 1)
+                      for n, v in self.values.items()}
+        self.seed, self.restarts = seed, 0
+        self._start()
+
+    def _start(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", self.optuna.exceptions.ExperimentalWarning)
+            sampler = self.optuna.samplers.CmaEsSampler(
+                seed=self.seed + self.restarts, with_margin=True, warn_independent_sampling=False)
+        self.study = self.optuna.create_study(direction="maximize", sampler=sampler)
+
+    def _ask(self):
+        try:
+            with np.errstate(divide="raise", invalid="raise", over="raise"):
+                trial = self.study.ask(self.dists)
+        except ArithmeticError:       # numpy's FloatingPointError too: NaN would follow
+            self.restarts += 1
+            self._start()
+            trial = self.study.ask(self.dists)
+        return trial, {n: self.values[n][i] for n, i in trial.params.items()}
 
 
 # ------------------------------------------------------------------ pipelining

@@ -233,7 +233,7 @@ def _running_in_group(pgid: int) -> list[str]:
     return left
 
 
-@pytest.mark.parametrize("strategy", ["random", "tpe"])
+@pytest.mark.parametrize("strategy", ["random", "tpe", "cma"])
 def test_budgeted_strategies(strategy):
     res = tune("5", 64, 64, 64, strategy=strategy, budget=25, workers=2, seed=3,
                evaluator="tests.evaluators:Synthetic", update_db=False)
@@ -252,7 +252,7 @@ def test_a_budget_short_of_the_grid_takes_the_model_and_a_grid_starts_from_the_w
     assert valid[-1] == k2.defaults
     short = tune("2", 40, 40, 40, budget=len(valid) - 1, workers=1, repeat=2,
                  evaluator="tests.evaluators:Synthetic", update_db=False)
-    assert short.counts["strategy"] == "tpe"
+    assert short.counts["strategy"] == "cma"
     whole = tune("2", 40, 40, 40, budget=len(valid), workers=1, repeat=2, fresh=True,
                  evaluator="tests.evaluators:Synthetic", update_db=False)
     assert whole.counts["strategy"] == "grid"
@@ -464,7 +464,7 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {(True, False, False, False)}    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K) builds
+    exact_only = {(True, False, False, False, False)}    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED)
     assert set(plan._programs) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
@@ -503,7 +503,7 @@ def test_split_target_checks_the_split_build(queue):
     ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.splits(1, 32, 4096) > 1
-    split_only = {(False, False, False, True)}
+    split_only = {(False, False, False, True, False)}
     assert set(plan._programs) == split_only
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == split_only
@@ -565,8 +565,8 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
     from clgemm.evaluate import Evaluator
     thresholds(kmajor_min_n=0, kmajor_min_volume=0)
-    for shape, builds in (((64, 64, 64), {(True, True, False, False)}),
-                          ((37, 45, 29), {(False, True, False, False)})):
+    for shape, builds in (((64, 64, 64), {(True, True, False, False, False)}),
+                          ((37, 45, 29), {(False, True, False, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
         plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
         assert set(plan._programs) == builds
@@ -583,10 +583,10 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
-    assert set(plan._programs) == {(True, False, False, False)}
+    assert set(plan._programs) == {(True, False, False, False, False)}
     r = ev.measure(plan)
     assert r["status"] == "ok", r
-    assert set(plan._programs) == {(True, False, False, False)}
+    assert set(plan._programs) == {(True, False, False, False, False)}
 
 
 # ------------------------------------------------------------ waves: untuned shapes
@@ -700,10 +700,10 @@ def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
     big = dict(TSM=256, TSN=256, TSK=32, WPTM=4, WPTN=4)
     violations = kernels.Kernel.violations
 
-    def refuse_big(self, p, device=None):
+    def refuse_big(self, p, device=None, *more, **named):
         if dict(p) == big and device is not None:
             return ["local memory 65536 bytes exceeds the device's 49152"]
-        return violations(self, p, device)
+        return violations(self, p, device, *more, **named)
     monkeypatch.setattr(kernels.Kernel, "violations", refuse_big)
     db.record_best(dev, "3", 64, 64, 64, ok, 10.0, {"resident": {"checked": 1, "exact": 1}})
     db.record_best(dev, "3", 64, 64, 80, big, 1e6, {"resident": {"checked": 64, "exact": 64}})

@@ -168,14 +168,15 @@ def test_proposals_are_made_while_the_workers_measure(monkeypatch):
 # ------------------------------------------------------------------ several shapes
 
 def test_shapes_share_one_time_limit():
-    """Each shape gets an equal share of the time left when it starts."""
-    t0 = time.time()
-    res = tune_many([("5", 64, 64, 64), ("5", 32, 64, 128)], time_limit=3, strategy="random",
+    """Each shape's search gets an equal share of the search time left when it starts (an
+    evaluation under way at the end of a share finishes)."""
+    res = tune_many([("5", 64, 64, 64), ("5", 32, 64, 128)], time_limit=8, strategy="random",
                     workers=1, evaluator="tests.evaluators:SlowSynthetic", update_db=False)
     assert [r.shape for r in res] == [(64, 64, 64), (32, 64, 128)]
-    assert all(r.stopped_by == "time limit" and len(r.records) >= 3 for r in res)
-    assert res[0].seconds < 2.5 and res[1].seconds < 3
-    assert time.time() - t0 < 60
+    assert all(r.stopped_by == "time limit" and len(r.records) >= 3 for r in res), \
+        [(r.stopped_by, len(r.records)) for r in res]
+    assert 4 <= res[0].seconds < 5.5
+    assert 8 - res[0].seconds <= res[1].seconds < 8 - res[0].seconds + 1.5
 
 
 def test_tune_shapes_and_the_closing_table(queue, monkeypatch):
@@ -247,3 +248,45 @@ def test_recorded_shapes_are_tuned(queue, recording, monkeypatch):
 def test_recorded_without_a_record_says_how(queue):
     r = CliRunner().invoke(main, ["tune", "--recorded"])
     assert r.exit_code == 2 and record.ENV in r.output
+
+
+# ------------------------------------------------------------------ search strategies
+
+def test_cma_restarts_where_its_sampler_fails(queue, monkeypatch):
+    """cmaes divided by a collapsed step size on the kernel-5 sweep (seed 6): the search
+    goes on with the next seed instead of ending the tune."""
+    kern = kernels.get("5")
+    valid = [p for p in kern.space() if not kern.violations(p, queue.device)]
+    strat = strategies.CMA(valid, {}, 6, kern, queue.device)
+    for _ in range(3):
+        p = strat.propose()
+        strat.observe(p, 1.0 + len(strat.seen))
+    real = type(strat.study).ask
+    calls = []
+
+    def fail_once(self, *a, **k):
+        if not calls:
+            calls.append(1)
+            raise ZeroDivisionError("float division by zero")
+        return real(self, *a, **k)
+    monkeypatch.setattr(type(strat.study), "ask", fail_once)
+    p = strat.propose()
+    assert strat.restarts == 1 and p in valid and tuple(sorted(p.items())) in strat.seen
+
+
+def test_replay_counts_evaluations_to_the_best(tmp_path):
+    """The offline replay on a complete sweep (here a made-up one of kernel 5): every
+    strategy reaches the best within the space, the grid in at most its size."""
+    from clgemm import replay
+    from .evaluators import synthetic_gflops
+    kern = kernels.get("5")
+    points = [p for p in kern.space() if not kern.violations(p) and p["TSM"] >= 32
+              and p["TSN"] >= 32 and p["TSK"] == 8][:400]
+    log = tmp_path / "sweep.jsonl"
+    log.write_text("".join(json.dumps({"schema": 1, "params": p, "status": "ok", "ms_median": 1.0,
+                                       "ms_min": 1.0, "ms_max": 1.0, "gflops": synthetic_gflops(p)})
+                           + "\n" for p in points))
+    for name in ("random", "cma"):
+        out = replay.replay(str(log), "5", name, seeds=[1, 2], within=0.0)
+        assert out["points"] == len(points) and len(out["evaluations"]) == 2
+        assert all(1 <= e <= len(points) for e in out["evaluations"]), out
