@@ -263,14 +263,14 @@ def _blocked_geometry(local_bytes, vector=lambda p: 1, context=lambda p: 1024) -
 
 
 # pocl's context per work-item (Geometry.context): bounds from above of the work-group
-# frames pocl 3.0 (LLVM 14) built for 83 configurations of kernels 1-7 and the naive and
+# frames pocl 3.0 (LLVM 14) built for 84 configurations of kernels 1-7 and the naive and
 # local transposes, 1 to 4096 work-items (the `sub rsp` of each work-group function,
 # objdump, 2026-12-03); every frame measured is at most 0.75 of stack_bytes. Kernels 3
 # and 4 keep the address of each unrolled local read (TSK x (WPTM + WPTN)) and the
 # accumulators: a fit gives 8.0 * TSK * (WPTM + WPTN) + 13.2 * WPTM * WPTN + 64 bytes.
 # Kernel 5 prefetches through registers and keeps far less (122-1694 bytes); kernel 6's
 # register exchange keeps about 60-85 bytes per accumulator; kernel 7's emulated MMA
-# about 220 (4 configurations measured, 256 work-items); the transposes under 30.
+# 60-220 (5 configurations measured, up to 128 accumulators); the transposes under 30.
 def _context_blocked(p) -> int:
     return 10 * p["TSK"] * (p["WPTM"] + p["WPTN"]) + 16 * p["WPTM"] * p["WPTN"] + 512
 
@@ -444,7 +444,7 @@ _register(Kernel(
     geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
                       local=lambda p: (32 * (p["TSN"] // p["WN"]), p["TSM"] // p["WM"]),
                       local_bytes=_mma_local_bytes, vector=lambda p: 4,
-                      # pocl: about 220 bytes per accumulator (its MMA is emulated)
+                      # pocl: 60-220 bytes per accumulator (its MMA is emulated)
                       context=lambda p: 320 * (p["WM"] * p["WN"] // 32) + 32 * p["TSK"] + 1024),
 ))
 
