@@ -39,6 +39,14 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
 
 
 _pools: dict[int, cl_tools.MemoryPool] = {}
+_alloc_lock = threading.Lock()
+
+
+def _serialised(allocator: Allocator) -> Allocator:
+    def allocate(nbytes: int):
+        with _alloc_lock:
+            return allocator(nbytes)
+    return allocate
 
 
 def _orient(flags, trans: bool) -> bool:
@@ -119,9 +127,12 @@ class Plan:
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = bool(trans_a), bool(trans_b)
         self.allocator = allocator if allocator is not None else memory_pool(queue)
+        # pyopencl's MemoryPool is not made for threads: clgemm's own allocations from it
+        # take one lock (gemm() from several threads on one queue crashed on the H200)
+        self._allocate = _serialised(self.allocator)
         self.launch = GemmPlan(queue, kernel, params, shape=self.shape,
                                transposed_by=transposed_by, pad=pad, split_k=split_k,
-                               workspace=Workspace(queue.context, self.allocator))
+                               workspace=Workspace(queue.context, self._allocate))
         m, n, k = self.shape
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
@@ -169,7 +180,7 @@ class Plan:
                a.base_data is b.base_data)
         out = None
         if c is None:
-            out = self.allocator(4 * self.shape[0] * self.shape[1])
+            out = self._allocate(4 * self.shape[0] * self.shape[1])
         bufs = (a.base_data, b.base_data, None if c is None else c.base_data, out)
         variant = self._variants.get(key)
         self.calls += 1
@@ -193,7 +204,7 @@ class Plan:
     def _lay_out(self, a, b, c, alpha: float, beta: float, out) -> _Variant:
         opa = a.T if self.trans_a else a
         opb = b.T if self.trans_b else b
-        prep = prepare(self.launch, opa, opb, c, alpha, beta, self.allocator)
+        prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate)
         order, result = None, None
         if c is None:
             order, res = ("F" if prep.swap else "C"), prep.out
@@ -250,7 +261,7 @@ class Plan:
             return x
         if not (x.flags.c_contiguous or x.flags.f_contiguous):
             x = np.ascontiguousarray(x)
-        return cla.to_device(self.queue, x, allocator=self.allocator)
+        return cla.to_device(self.queue, x, allocator=self._allocate)
 
 
 def _product(plan: Plan) -> str:
