@@ -5,6 +5,7 @@ worker waits on the sampler."""
 
 from __future__ import annotations
 
+import math
 import queue as queue_mod
 import random
 import threading
@@ -41,9 +42,9 @@ def optuna_module(cma: bool = False):
 def choose(asked: str | None, n_valid: int, budget: int | None) -> tuple[str, str]:
     """(strategy, note). Unasked: the grid when the budget covers every valid point (kernel
     7's first tunes, budget 40 of 229 points, stopped in the grid's corner of 32-row tiles,
-    2026-12-02), else CMA-ES, the most robust of the model-based searches on the complete
-    kernel-5 sweep (docs/levers.md, 2026-12-03), else, without the tune extra, random search
-    with a note saying so. Asked for a strategy whose package is missing: MissingExtra."""
+    2026-12-02), else CMA-ES (the most robust search on the complete kernel-5 sweep, CMA),
+    else, without the tune extra, random search with a note saying so. Asked for a strategy
+    whose package is missing: MissingExtra."""
     if asked is not None and asked not in NAMES:
         raise ValueError(f"unknown strategy {asked!r}; choose from {', '.join(NAMES)}")
     if asked in ("tpe", "cma"):
@@ -147,7 +148,9 @@ class _Model(Strategy):
             if key(p) not in self.seen:
                 self.seen[key(p)] = None
                 return p
-        for _ in range(200):
+        for attempt in range(200):
+            if attempt and attempt % self.stuck_after == 0:
+                self._stuck()
             trial, p = self._ask()
             k = key(p)
             if self.kernel.violations(p, self.device):
@@ -162,11 +165,16 @@ class _Model(Strategy):
                 return p
         return self._plain()
 
+    stuck_after = 200
+
+    def _stuck(self) -> None:
+        """The model proposed nothing new `stuck_after` times in a row."""
+
     def observe(self, params, gflops):
         super().observe(params, gflops)
         trials = self.pending.pop(key(params), [])
-        for trial in trials:
-            self.study.tell(trial, gflops or 0.0)
+        for trial in trials:          # each to its own study (CMA-ES may have restarted)
+            trial.study.tell(trial, gflops or 0.0)
         if not trials:                # proposed outside the model (first, plain)
             self._outside(params, gflops)
 
@@ -202,12 +210,13 @@ class TPE(_Model):
 class CMA(_Model):
     """CMA-ES with margin (Optuna's CmaEsSampler on the cmaes package) over each
     parameter's position in its declared, ordered space, so that 64 lies between 32 and 128,
-    after the warm-start points. On
-    the complete kernel-5 sweep at 4096^3 its worst of 5 seeds came within 3% of the best in
-    191 evaluations (4.7% of 4,088), TPE's in 446 (docs/levers.md, 2026-12-03). Where the
-    sampler's arithmetic fails (cmaes divided by a collapsed step size on that sweep, seed
-    6, and went on with NaN), the search restarts with the next seed, the points measured
-    staying measured."""
+    after the warm-start points, restarted with twice the population (IPOP) once it
+    proposes only points measured already, `stuck_after` times in a row. On the complete
+    kernel-5 sweep at 4096^3, evaluations to within 3% of the best over seeds 1-10: worst
+    222 (5.4% of 4,088), median 120; without restarts 506, TPE 592 (docs/levers.md,
+    2026-12-03); without them a converged search also cost 200 model proposals per point.
+    Where the sampler's arithmetic fails (cmaes divided by a collapsed step size on that
+    sweep, seed 6, and went on with NaN), it restarts the same way."""
 
     def __init__(self, valid, seen, seed, kernel: kernels.Kernel, device, first=()):
         super().__init__(valid, seen, seed, kernel, device, first, cma=True)
@@ -216,22 +225,30 @@ class CMA(_Model):
         self.dists = {n: optuna.distributions.IntDistribution(0, len(v) - 1)
                       for n, v in self.values.items()}
         self.seed, self.restarts = seed, 0
+        self.popsize = 4 + int(3 * math.log(len(self.values)))   # CMA-ES's own default
         self._start()
+
+    stuck_after = 20
 
     def _start(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", self.optuna.exceptions.ExperimentalWarning)
             sampler = self.optuna.samplers.CmaEsSampler(
-                seed=self.seed + self.restarts, with_margin=True, warn_independent_sampling=False)
+                seed=self.seed + self.restarts, with_margin=True, warn_independent_sampling=False,
+                popsize=self.popsize << min(self.restarts, 4))
         self.study = self.optuna.create_study(direction="maximize", sampler=sampler)
+
+    def _stuck(self) -> None:
+        """Converged on points measured already: restart (IPOP: twice the population)."""
+        self.restarts += 1
+        self._start()
 
     def _ask(self):
         try:
             with np.errstate(divide="raise", invalid="raise", over="raise"):
                 trial = self.study.ask(self.dists)
         except ArithmeticError:       # numpy's FloatingPointError too: NaN would follow
-            self.restarts += 1
-            self._start()
+            self._stuck()
             trial = self.study.ask(self.dists)
         return trial, {n: self.values[n][i] for n, i in trial.params.items()}
 

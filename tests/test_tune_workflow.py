@@ -272,6 +272,30 @@ def test_cma_restarts_where_its_sampler_fails(queue, monkeypatch):
     monkeypatch.setattr(type(strat.study), "ask", fail_once)
     p = strat.propose()
     assert strat.restarts == 1 and p in valid and tuple(sorted(p.items())) in strat.seen
+    strat.observe(p, 2.0)
+
+
+def test_cma_restarts_once_it_proposes_only_measured_points(queue):
+    """Converged, CMA-ES proposed measured points 200 times over for each new one (2.7
+    proposals/s); it restarts with twice the population after 20, and results of points
+    proposed before the restart still reach the study that proposed them."""
+    kern = kernels.get("5")
+    valid = [p for p in kern.space() if not kern.violations(p, queue.device)]
+    strat = strategies.CMA(valid, {}, 1, kern, queue.device)
+    pending = [strat.propose() for _ in range(3)]
+    strat._stuck()
+    assert strat.restarts == 1 and strat.study.sampler._popsize == 2 * strat.popsize
+    for p in pending:                       # told to the first study, not the new one
+        strat.observe(p, 1.0)
+    real, asked = strat._ask, []
+
+    def converged():                        # the sampler's answer: a point measured already
+        trial, _ = real()
+        asked.append(1)
+        return trial, pending[0] if len(asked) <= 20 else real()[1]
+    strat._ask = converged
+    p = strat.propose()
+    assert strat.restarts == 2 and len(asked) > 20 and p not in pending
 
 
 def test_replay_counts_evaluations_to_the_best(tmp_path):
