@@ -172,8 +172,8 @@ def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tu
     with _lock:
         idle = _idle.get(key)
         knl = idle.pop() if idle else None
-    if knl is None:
-        knl = cl.Kernel(program, name)
+        if knl is None:   # made under the lock: pyopencl sets up its argument setter then
+            knl = cl.Kernel(program, name)
     knl.set_args(*args)
     bound = Bound(queue, knl, tuple(global_size), tuple(local_size), list(args))
     # a kernel object captures its arguments when enqueued, so once nothing can enqueue

@@ -28,17 +28,19 @@ PLAN_CACHE_SIZE = 32      # plans gemm() keeps; each holds its scratch buffers
 
 
 def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
-    """The per-context pool that gemm() takes outputs and scratch buffers from: a fresh
-    device allocation cost 422 us for an 8192^2 matrix on the H200, 116 us from a pool, and
-    allocating can make NVIDIA's driver wait for the device."""
-    key = queue.context.int_ptr
+    """The pool that gemm() takes outputs and scratch buffers from, one per context and
+    thread: a fresh device allocation cost 422 us for an 8192^2 matrix on the H200, 116 us
+    from a pool, and allocating can make NVIDIA's driver wait for the device. pyopencl's
+    MemoryPool is not made for threads (a result dropped in one thread goes back to its
+    pool while another allocates), so each thread has its own."""
+    key = (queue.context.int_ptr, threading.get_ident())
     pool = _pools.get(key)
     if pool is None:
         pool = _pools.setdefault(key, cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue)))
     return pool
 
 
-_pools: dict[int, cl_tools.MemoryPool] = {}
+_pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
 _alloc_lock = threading.Lock()
 
 
@@ -108,8 +110,8 @@ class Plan:
     combination is laid out once, on its first call). With pyopencl Arrays nothing blocks
     the host; numpy operands are uploaded and a numpy result read back.
 
-    `allocator` makes the outputs and scratch buffers (default: the context's pool,
-    `memory_pool`)."""
+    `allocator` makes the outputs and scratch buffers (default: the calling thread's pool
+    for the context, `memory_pool`)."""
 
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, *,
                  trans_a: bool = False, trans_b: bool = False, kernel: object = None,
@@ -126,10 +128,11 @@ class Plan:
         self.queue, self.shape = queue, (int(m), int(n), int(k))
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = bool(trans_a), bool(trans_b)
-        self.allocator = allocator if allocator is not None else memory_pool(queue)
-        # pyopencl's MemoryPool is not made for threads: clgemm's own allocations from it
-        # take one lock (gemm() from several threads on one queue crashed on the H200)
-        self._allocate = _serialised(self.allocator)
+        self.allocator = allocator
+        # pyopencl's MemoryPool is not made for threads: by default each calling thread
+        # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
+        self._allocate = _serialised(allocator if allocator is not None
+                                     else lambda nbytes: memory_pool(queue)(nbytes))
         self.launch = GemmPlan(queue, kernel, params, shape=self.shape,
                                transposed_by=transposed_by, pad=pad, split_k=split_k,
                                workspace=Workspace(queue.context, self._allocate))
@@ -199,7 +202,8 @@ class Plan:
             return c
         m, n = self.shape[:2]
         strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
-        return _new_array(self.queue, (m, n), strides, out, self.allocator, ev)
+        return _new_array(self.queue, (m, n), strides, out,
+                          self.allocator or memory_pool(self.queue), ev)
 
     def _lay_out(self, a, b, c, alpha: float, beta: float, out) -> _Variant:
         opa = a.T if self.trans_a else a
@@ -316,8 +320,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     (the default) for the left one only, which measured fastest. `split_k` (kernels 5 and
     6) cuts k into that many slices computed apart and then summed; "auto" takes the count
     the tuner measured for the entry in use, else splits only when C has too few tiles to
-    fill the device. `allocator` makes the result and scratch buffers (default: the
-    context's pyopencl MemoryPool, `memory_pool`).
+    fill the device. `allocator` makes the result and scratch buffers (default: a
+    pyopencl MemoryPool per context and thread, `memory_pool`).
 
     Each call reuses a Plan made by an earlier call with the same shape, transposes,
     kernel, parameters and options, while the tuning database is unchanged (checked at
@@ -339,7 +343,10 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         plan = None
     if plan is not None:
         _stats["hits"] += 1
-        _plans.move_to_end(key)
+        try:
+            _plans.move_to_end(key)
+        except KeyError:      # another thread dropped it meanwhile; this call still has it
+            pass
         return plan(a, b, c, alpha=alpha, beta=beta)
     return _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
                      transposed_by, split_k, allocator)
