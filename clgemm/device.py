@@ -146,7 +146,7 @@ def resident_groups(dev: cl.Device, threads: int, registers: int, local_bytes: i
     decides how many waves a launch takes. None where the limits are not known. Registers
     are allocated per warp in units of 256; each block also reserves 1 KiB of shared
     memory from compute capability 8.0 on. The H200 confirms it: 223 registers x 128
-    work-items give 2 groups, 141 x 128 give 3 (results/h200/README.md, session 8)."""
+    work-items give 2 groups, 141 x 128 give 3 (docs/levers.md, launch decisions)."""
     cc = nvidia_cc(dev)
     if cc not in _NV_SM_LIMITS or threads < 1:
         return None

@@ -299,10 +299,9 @@ def _vector_tile_bytes(p) -> int:
     return 4 * p["TSK"] * (p["TSM"] + p["PAD"] * p["WIDTH"] + p["TSN"])
 
 
-# 16 since session 3: the tuned winners at 512^3, 1024^3, 1 x 4096 x 4096 and 4096 x 4096 x 1
-# on the H200 sat on the 32 that was the edge before; 4 and 8 since session 12, when the
-# 1 x 4096 x 4096 winner sat on 16 (a tile of 16 rows computes 16 for m = 1): a tune there
-# then found TSM=4 at 1083 GFLOPS against 949 for the best 16-row tile (session 12, call 9)
+# Tiles down to 4: tuned winners for skinny products sat on each earlier edge of the space
+# (a tile of 16 rows computes 16 for m = 1; TSM=4 gave 1083 GFLOPS at 1 x 4096 x 4096 on the
+# H200 against 949 for the best 16-row tile; docs/levers.md)
 _TILE = (4, 8, 16, 32, 64, 128, 256)
 _WPT = (1, 2, 4, 8, 16, 32)   # 16 won on the H200 (kernel 5 WPTM): 32 keeps it inside
 
