@@ -19,7 +19,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 
-from . import db, operands
+from . import db, operands, record
 from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
 from .operands import F32
 
@@ -372,6 +372,7 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel, params=params,
                 transposed_by=transposed_by, split_k=split_k, allocator=allocator)
     _stats["misses"] += 1
+    record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
     try:
         key = (queue, m, n, k, trans_a, trans_b, kernel,
                None if params is None else tuple(sorted(params.items())),

@@ -135,3 +135,17 @@ def test_a_plan_keeps_no_caller_buffer_alive(queue, rng):
     del out
     gc.collect()
     assert pool.active_blocks == active - 1
+
+
+def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tmp_path):
+    """CLGEMM_RECORD_SHAPES=1: each shape gemm() plans is written once, with the kernel
+    that ran it, for `clgemm tune --recorded`; cached calls write nothing more."""
+    from clgemm import record
+    monkeypatch.setattr(record, "_enabled", None)
+    monkeypatch.setattr(record, "_noted", set())
+    monkeypatch.setenv(record.ENV, "1")
+    a, b = cla.to_device(queue, rand(rng, 7, 5)), cla.to_device(queue, rand(rng, 5, 3))
+    for _ in range(3):
+        clgemm.gemm(queue, a, b, kernel="5", params=P5)
+    clgemm.gemm(queue, b.T.copy(), a.T.copy(), kernel="3")
+    assert record.recorded(queue.device) == [("5", 7, 3, 5), ("3", 3, 7, 5)]
