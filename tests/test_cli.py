@@ -245,14 +245,14 @@ def test_devices_shows_pocls_work_group_stack(queue):
 
 def test_a_wide_table_piped_is_printed_in_full(capsys):
     """rich cuts what it prints to a file or a pipe at 80 columns; the CLI's tables are
-    printed in full there (cli._full_width_console)."""
+    printed in full there (show.full_width_console)."""
     from rich.table import Table
-    from clgemm import cli
+    from clgemm import show
     table = Table(title="top configurations")
     for col in ("GFLOPS", "median ms", "parameters"):
         table.add_column(col)
     params = " ".join(f"P{i}={i * 1000}" for i in range(20))          # 168 characters
     table.add_row("1234", "0.1234", params)
-    cli._full_width_console().print(table)
+    show.full_width_console().print(table)
     out = capsys.readouterr().out
     assert params in out and max(map(len, out.splitlines())) > 80

@@ -1,0 +1,171 @@
+"""What the command line shows: progress lines on a terminal, tune reports and tables
+(rich), kept apart from the commands so that cli.py stays a thin layer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+
+from . import db
+
+
+@contextlib.contextmanager
+def stages(quiet: bool):
+    """A progress line on stderr for a long run (rich): the stage, the time it has taken,
+    and k of R while timing; it is gone once the run ends. Yields run_gemm's `progress`
+    callback, or None where there is nothing to show: with `quiet` (--json) or where
+    stderr is not a terminal."""
+    from rich.console import Console
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    lock, open_ = threading.Lock(), [True]
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("starting", total=None, count="")
+
+        def report(stage: str, done: int | None = None, total: int | None = None) -> None:
+            with lock:          # timed launches report from the OpenCL runtime's threads
+                if open_[0]:
+                    bar.update(task, description=stage, completed=done or 0, total=total,
+                               count="" if total is None else f"{done} of {total}",
+                               refresh=True)
+        try:
+            yield report
+        finally:
+            with lock:
+                open_[0] = False
+
+
+def tune_with_progress(tune_mod, jobs, time_limit, options, console, as_json) -> list:
+    """Run the jobs with a progress line per shape: evaluations, failures, the best so far
+    and the time left (of the time limit where there is one, else estimated)."""
+    import time
+
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("fail {task.fields[failures]}"), TextColumn("{task.fields[best]}"),
+               TextColumn("{task.fields[left]}"))
+    with Progress(*columns, console=console, transient=as_json) as bar:
+        tasks: dict[int, int] = {}
+        started: dict[int, float] = {}
+        current = [0]
+        noted = set()
+
+        def on_start(i, job):
+            current[0] = i
+            started[i] = time.monotonic()
+            tasks[i] = bar.add_task(f"kernel {job[0]} {db.shape_key(*job[1:])}", total=None,
+                                    failures=0, best="", left="")
+
+        def progress(s: dict) -> None:
+            i = current[0]
+            if s.get("note") and s["note"] not in noted:
+                noted.add(s["note"])
+                bar.console.print(escape(s["note"]))
+            b = s["best"]
+            best = "" if b is None else f"best {b['gflops']:.0f} GFLOPS"
+            if s.get("phase") == "finals":
+                left = "re-measuring the best"
+            elif s.get("seconds_left") is not None:
+                left = f"{s['seconds_left']:.0f} s left"
+            else:
+                rate = s["done"] / max(1e-9, time.monotonic() - started[i])
+                left = f"~{(s['total'] - s['done']) / rate:.0f} s left" if rate > 0 else ""
+            bar.update(tasks[i], completed=s["done"], total=s["total"], failures=s["failures"],
+                       best=best, left=left)
+
+        if len(jobs) == 1:
+            on_start(0, jobs[0])
+            return [tune_mod.tune(*jobs[0], time_limit=time_limit, on_progress=progress, **options)]
+        return tune_mod.tune_many(jobs, time_limit=time_limit, on_start=on_start,
+                                  on_progress=progress, **options)
+
+
+def full_width_console():
+    """Standard output; when it is not a terminal, wide enough that no table is cut or
+    wrapped (rich assumes 80 columns there)."""
+    from rich.console import Console
+    return Console() if sys.stdout.isatty() else Console(width=400)
+
+
+def print_tune(out, res) -> None:
+    """One shape's report: the space, the top configurations, failures, the winner, the
+    split-K stage, and where the log and the database are."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    c = res.summary()
+    m, n, k = res.shape
+    if c["note"]:
+        out.print(escape(c["note"]))
+    out.print(f"space: {c['raw']} raw, {c['valid']} valid, {c['rejected']} rejected by constraints; "
+              f"{len(res.records)} evaluated ({c['resumed']} resumed from the log, "
+              f"{c['evaluated_now']} now in {c['seconds']:.1f} s = {c['configs_per_second']:.1f}/s, "
+              f"{c['strategy']}, {c['workers']} workers)")
+    table = Table(title=f"kernel {res.kernel} at {m}x{n}x{k}: top configurations")
+    for col in ("GFLOPS", "median ms", "min ms", "max ms", "parameters"):
+        table.add_column(col)
+    for r in c["top"]:
+        table.add_row(f"{r['gflops']:.0f}", f"{r['ms_median']:.4f}", f"{r['ms_min']:.4f}",
+                      f"{r['ms_max']:.4f}", params_text(r["params"]))
+    out.print(table)
+    out.print("failures by reason: " + (", ".join(f"{s} {n}" for s, n in c["status_counts"].items()
+                                                  if s != "ok") or "none"))
+    if c["best"]:
+        b = c["best"]
+        out.print(f"winner after re-measuring the top five interleaved: {b['gflops']:.0f} GFLOPS, "
+                  + params_text(b["params"])
+                  + (f", k in {b['splits']} slice(s) (split-K)" if "splits" in b else ""))
+    else:
+        out.print(f"no winner: {c['no_winner_reason']} (the database is unchanged)")
+    if c["split_stage"]:
+        out.print("split-K stage (each finalist with each count of k slices, all in the same "
+                  "interleaved rounds), GFLOPS:")
+        for p in {json.dumps(r["params"]): r["params"] for r in c["split_stage"]}.values():
+            out.print("  " + params_text(p) + ": " + ", ".join(
+                (f"{r['splits']}{' (its only count)' if r.get('only_count') else ''}: "
+                 if "splits" in r else "stage ")
+                + (f"{r['gflops']:.4g}" if r["status"] == "ok" else r["status"])
+                + (f" ({escape(r['error'][-200:])})" if "error" in r else "")
+                for r in c["split_stage"] if r["params"] == p))
+    out.print(f"log: {c['log']}" + (f"\ndatabase: {c['database']}" if c["database"] else ""))
+
+
+def params_text(p: dict) -> str:
+    return " ".join(f"{a}={v}" for a, v in p.items())
+
+
+def tune_table(results):
+    """The closing table: per shape, the winner against the registry defaults and against
+    what gemm() launched there before (a tuned entry of another shape or of this one),
+    both timed in the winner's re-measure rounds where they could be."""
+    from rich.table import Table
+
+    table = Table(title="best per shape (speed-ups: the winner's GFLOPS over each)")
+    for col in ("kernel", "shape", "evaluated", "best GFLOPS", "vs defaults", "vs before",
+                "before", "winner"):
+        table.add_column(col)
+
+    def ratio(best, ref):
+        g = (ref or {}).get("gflops")
+        return f"{best['gflops'] / g:.2f}x" if best and g else "-"
+    for res in results:
+        refs, best = res.references, res.best
+        before = refs.get("before")
+        where = (f"tuned at {before['tuned_at']}" if before else "the defaults")
+        table.add_row(res.kernel, db.shape_key(*res.shape), str(len(res.records)),
+                      f"{best['gflops']:.0f}" if best else "none",
+                      ratio(best, refs.get("defaults")),
+                      ratio(best, before or refs.get("defaults")), where,
+                      (params_text(best["params"]) + (f" splits={best['splits']}"
+                                                        if "splits" in best else ""))
+                      if best else (res.no_winner_reason() or ""))
+    return table
