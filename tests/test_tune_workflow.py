@@ -165,6 +165,33 @@ def test_proposals_are_made_while_the_workers_measure(monkeypatch):
     assert res.seconds - instant.seconds < 0.9, (res.seconds, instant.seconds)
 
 
+class DefaultsFastest(Synthetic):
+    """Synthetic, except that the parameters gemm() uses untuned on this device are the
+    fastest of all."""
+
+    def measure(self, params, cutoff_ms=None):
+        rec = super().measure(params, cutoff_ms)
+        if dict(params) == GemmPlan(self.queue, self.kernel).params:
+            rec.update(gflops=5000.0, ms_median=rec["ms_median"] * rec["gflops"] / 5000.0)
+        return rec
+
+    def time(self, params, repeat=None, cutoff_ms=None):
+        t = super().time(params, repeat, cutoff_ms)
+        if dict(params) == GemmPlan(self.queue, self.kernel).params:
+            return type(t)(tuple(ms / 10 for ms in t.ms))
+        return t
+
+
+def test_a_tune_never_records_worse_than_the_defaults_it_replaces(queue):
+    """The configurations the winner is compared with are measured in the search too: a
+    short tune whose search would not meet the device's defaults (kernel 3 at 64^3 on
+    pocl recorded one at 0.93x them) records the defaults."""
+    res = tune("5", 64, 64, 64, strategy="random", budget=3, workers=1, seed=1,
+               evaluator="tests.test_tune_workflow:DefaultsFastest")
+    assert res.best["params"] == GemmPlan(queue, "5").params
+    assert res.references["defaults"]["params"] == res.best["params"]
+
+
 # ------------------------------------------------------------------ several shapes
 
 def test_shapes_share_one_time_limit():
