@@ -149,3 +149,21 @@ def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tm
         clgemm.gemm(queue, a, b, kernel="5", params=P5)
     clgemm.gemm(queue, b.T.copy(), a.T.copy(), kernel="3")
     assert record.recorded(queue.device) == [("5", 7, 3, 5), ("3", 3, 7, 5)]
+
+
+def test_a_device_database_carries_its_heuristics_thresholds(queue):
+    """Thresholds measured on a device live in its database ("thresholds"), over the
+    generic defaults in clgemm/heuristics.py; a bad value is skipped with a warning."""
+    import json
+    from clgemm import heuristics
+    from clgemm.gemm import GemmPlan
+    dev = queue.device
+    assert not GemmPlan(queue, "5", P5).kmajor_a(64, 64, 64)       # the defaults: 4096, 2^38
+    db.record_best(dev, "5", 64, 64, 64, P5, 1.0)
+    doc = json.loads(db.db_path(dev).read_text())
+    doc["thresholds"] = {"kmajor_min_n": 64, "kmajor_min_volume": 64**3, "tile_waste": -1}
+    db.write_atomic(db.db_path(dev), doc)
+    with pytest.warns(db.DataWarning, match="threshold 'tile_waste' = -1 ignored"):
+        plan = GemmPlan(queue, "5", P5)
+    assert plan.kmajor_a(64, 64, 64) and not plan.kmajor_a(64, 32, 64)
+    assert plan.facts["tile_waste"] == heuristics.DEFAULTS["tile_waste"]
