@@ -61,3 +61,14 @@ def thresholds(monkeypatch):
         launch._facts.clear()
     yield set_
     launch._facts.clear()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A user database of the test's own, and no shipped one: on the device the package was
+    tuned for, the shipped entries would answer the lookups the tuner and database tests
+    make. Modules that need it everywhere name it in `pytestmark`."""
+    from clgemm import db
+    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(db, "_shipped", lambda: [])
+    return tmp_path / "home"

@@ -23,12 +23,7 @@ from clgemm.tune import Evaluator, tune
 STAMP = "20250101-000000"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """A user database of the test's own, and no shipped one (as in test_tune)."""
-    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(db, "_shipped", lambda: [])
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
 
 
 def one_second(monkeypatch):

@@ -19,9 +19,7 @@ def rand(rng, *shape, order="C"):
     return np.asfortranarray(x) if order == "F" else x
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path))
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
 
 
 def hits():

@@ -32,13 +32,7 @@ from .evaluators import synthetic_gflops
 SHIPPED = db._shipped
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """A user database of the test's own, and no shipped one: on the device the package was
-    tuned for, the shipped entries would answer the lookups these tests make."""
-    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(db, "_shipped", lambda: [])
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
 
 
 def statuses(res):

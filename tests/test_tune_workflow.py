@@ -28,11 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SYN = "tests.evaluators:Synthetic"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLGEMM_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(db, "_shipped", lambda: [])
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
 
 
 # ------------------------------------------------------------------ one tune at a time
