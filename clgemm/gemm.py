@@ -141,7 +141,7 @@ class Plan:
         self._b_shape = (n, k) if trans_b else (k, n)
         self._context = queue.context
         self._variants: dict[tuple, _Variant] = {}
-        self.calls = 0      # calls made, and those that reused a layout (`laid_out`)
+        self.calls = 0      # calls made, and those that reused a layout laid out before
         self.reused = 0
 
     @property
@@ -181,6 +181,9 @@ class Plan:
         key = (_orient(fa, self.trans_a), _orient(fb, self.trans_b),
                None if c is None else _orient(c.flags, False), c is not None and beta != 0.0,
                a.base_data is b.base_data)
+        if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data):
+            raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
+                             "over an input")
         out = None
         if c is None:
             out = self._allocate(4 * self.shape[0] * self.shape[1])
@@ -188,9 +191,6 @@ class Plan:
         variant = self._variants.get(key)
         self.calls += 1
         if variant is None:
-            if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data):
-                raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
-                                 "over an input")
             variant = self._lay_out(a, b, c, alpha, beta, out)
             self._variants[key] = variant
         else:

@@ -165,3 +165,15 @@ def test_a_device_database_carries_its_heuristics_thresholds(queue):
         plan = GemmPlan(queue, "5", P5)
     assert plan.kmajor_a(64, 64, 64) and not plan.kmajor_a(64, 32, 64)
     assert plan.facts["tile_waste"] == heuristics.DEFAULTS["tile_waste"]
+
+
+def test_c_over_an_input_is_refused_on_every_call(queue, rng):
+    """The check that c does not share a buffer with a or b is not skipped once a layout
+    is cached: a later call with c = a would silently compute over its own input."""
+    plan = clgemm.Plan(queue, 16, 16, 16, kernel="5", params=P5)
+    a, b = cla.to_device(queue, rand(rng, 16, 16)), cla.to_device(queue, rand(rng, 16, 16))
+    plan(a, b, cla.to_device(queue, rand(rng, 16, 16)), beta=1.0)      # laid out and cached
+    with pytest.raises(ValueError, match="c shares its buffer with a or b"):
+        plan(a, b, a, beta=1.0)
+    with pytest.raises(ValueError, match="c shares its buffer with a or b"):
+        clgemm.gemm(queue, a, b, b, beta=1.0, kernel="5", params=P5)
