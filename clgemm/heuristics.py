@@ -127,7 +127,6 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     that every slice holds at least one tile of k."""
     if not kern.split_k:
         return 1
-    m, n, k = shape
     groups, depth = tiles(kern, params, shape)
     s = asked
     if s == "auto":

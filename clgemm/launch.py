@@ -288,8 +288,6 @@ class Prepared:
     steps: list[Step]
     out: Matrix
     swap: bool
-    target: object          # c or c.T (None without c), in out's orientation
-    tplan: TransposePlan | None
     splits: int = 1         # slices of k (split-K)
     read: tuple[str, ...] = ()   # the transposed operands ("A", "B") read as they lie
     kmajor: bool = False         # the left operand was transposed to K-major (kmajor_a)
@@ -376,7 +374,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     if isinstance(target, cla.Array) and cm.buf is not target.base_data:
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
-    return Prepared(lay.steps, cm, swap, target, lay.tplan, slices, read, kmajor, pads,
+    return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed)
 
 
