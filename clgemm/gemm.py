@@ -184,9 +184,11 @@ class Plan:
         if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
                              "over an input")
-        out = None
+        out = pool = None
         if c is None:
-            out = self._allocate(4 * self.shape[0] * self.shape[1])
+            pool = self.allocator or memory_pool(self.queue)
+            with _alloc_lock:
+                out = pool(4 * self.shape[0] * self.shape[1])
         bufs = (a.base_data, b.base_data, None if c is None else c.base_data, out)
         variant = self._variants.get(key)
         self.calls += 1
@@ -202,8 +204,7 @@ class Plan:
             return c
         m, n = self.shape[:2]
         strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
-        return _new_array(self.queue, (m, n), strides, out,
-                          self.allocator or memory_pool(self.queue), ev)
+        return _new_array(self.queue, (m, n), strides, out, pool, ev)
 
     def _lay_out(self, a, b, c, alpha: float, beta: float, out) -> _Variant:
         opa = a.T if self.trans_a else a

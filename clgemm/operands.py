@@ -15,6 +15,7 @@ import pyopencl.array as cla
 from . import build
 
 F32 = np.dtype(np.float32)
+_F32_MAX = float(np.finfo(np.float32).max)
 MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
 
 
@@ -55,10 +56,12 @@ def check(x, name: str, queue: cl.CommandQueue, empty: bool = False) -> None:
 
 def scalar(x: object, name: str) -> float:
     """alpha or beta as a float the kernels can take (they compute in float32)."""
+    if type(x) is float and -_F32_MAX <= x <= _F32_MAX:   # the common case, on every call
+        return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(x).__name__} {x!r}")
     v = float(x)
-    if math.isfinite(v) and abs(v) > float(np.finfo(np.float32).max):
+    if math.isfinite(v) and abs(v) > _F32_MAX:
         raise ValueError(f"{name}={v!r} is beyond float32's range (the kernels compute in float32)")
     return v
 
