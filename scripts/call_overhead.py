@@ -10,7 +10,12 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   plan      a clgemm.Plan called as plan(a, b)
   uncached  gemm() with its plan cache emptied before each call (the first-call path,
             programs already built)
-Prints a table and, with --json, writes the rows to a file.
+  cublas    torch's `a @ b` (cuBLAS, TF32 off) with torch.cuda.synchronize(), where torch
+            has CUDA: the same whole call on the other side
+Besides host times, where the call is one kernel, the device span of that kernel when each
+call is synchronised (profiling events) and back to back (the tuner's measure), and
+cuBLAS's span by CUDA events: whole call minus span is what the call costs around its
+kernel. Prints a table and, with --json, writes the rows to a file.
 """
 
 from __future__ import annotations
@@ -27,22 +32,69 @@ import pyopencl.array as cla
 import clgemm
 
 
-def host_us(call, queue, repeat: int) -> tuple[list[float], list[float]]:
-    """(call alone, call + finish) in microseconds, `repeat` of each."""
+def host_us(call, sync, repeat: int) -> tuple[list[float], list[float]]:
+    """(call alone, call + sync) in microseconds, `repeat` of each."""
     call()
-    queue.finish()
+    sync()
     alone, synced = [], []
     for _ in range(repeat):
         t0 = time.perf_counter()
         call()
         t1 = time.perf_counter()
-        queue.finish()
+        sync()
         alone.append((t1 - t0) * 1e6)
         t0 = time.perf_counter()
         call()
-        queue.finish()
+        sync()
         synced.append((time.perf_counter() - t0) * 1e6)
     return alone, synced
+
+
+def kernel_spans(ctx, a, b, repeat: int) -> tuple[float, float] | None:
+    """gemm()'s kernel in microseconds on a profiling queue: (median when each call is
+    synchronised, mean back to back), or None where the call is more than one kernel."""
+    pq = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    a, b = a.with_queue(pq), b.with_queue(pq)
+    d = clgemm.Plan(pq, a.shape[0], b.shape[1], a.shape[1]).describe()
+    if d["splits"] not in (None, 1) or d["padded"] or d["a_kmajor"]:
+        return None
+    clgemm.gemm(pq, a, b)
+    pq.finish()
+    synced = []
+    for _ in range(repeat):
+        ev = clgemm.gemm(pq, a, b).events[-1]
+        ev.wait()
+        synced.append((ev.profile.end - ev.profile.start) / 1e3)
+    evs = [clgemm.gemm(pq, a, b).events[-1] for _ in range(repeat)]
+    pq.finish()
+    return statistics.median(synced), (evs[-1].profile.end - evs[0].profile.start) / 1e3 / repeat
+
+
+def cublas_calls(size: int):
+    """torch's a @ b on CUDA (TF32 off) and its synchronisation, or None without them."""
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return None
+    except ImportError:
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    x = torch.rand(size, size, device="cuda") * 2 - 1
+    y = torch.rand(size, size, device="cuda") * 2 - 1
+    return (lambda: x @ y), torch.cuda.synchronize, (x, y)
+
+
+def cublas_span_us(call, repeat: int) -> float:
+    import torch
+    ts = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        call()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e) * 1e3)
+    return statistics.median(ts)
 
 
 def main() -> None:
@@ -74,11 +126,15 @@ def main() -> None:
                  "gemm_c": lambda: clgemm.gemm(queue, a, b, c),
                  "plan": lambda: plan(a, b),
                  "uncached": uncached}
+        syncs = dict.fromkeys(calls, queue.finish)
+        torch_side = cublas_calls(size)
+        if torch_side is not None:
+            calls["cublas"], syncs["cublas"] = torch_side[0], torch_side[1]
         alone: dict[str, list[float]] = {name: [] for name in calls}
         synced: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(args.rounds):
             for name, call in calls.items():
-                x, y = host_us(call, queue, args.repeat)
+                x, y = host_us(call, syncs[name], args.repeat)
                 alone[name] += x
                 synced[name] += y
         row = {"size": size, "device": queue.device.name.strip(),
@@ -86,6 +142,11 @@ def main() -> None:
                **{f"{name}_us": statistics.median(ts) for name, ts in alone.items()},
                **{f"{name}_sync_us": statistics.median(ts) for name, ts in synced.items()}}
         row["gemm_over_bare_us"] = row["gemm_us"] - row["bare_us"]
+        spans = kernel_spans(ctx, a, b, args.repeat)
+        if spans is not None:
+            row["kernel_span_synced_us"], row["kernel_span_back_to_back_us"] = spans
+        if torch_side is not None:
+            row["cublas_span_us"] = cublas_span_us(calls["cublas"], args.repeat)
         rows.append(row)
     names = list(calls)
     for what, suffix in (("the call alone", "_us"), ("call + finish", "_sync_us")):
@@ -96,6 +157,11 @@ def main() -> None:
     for r in rows:
         print(f"{r['size']}: a cached gemm() call takes {r['gemm_over_bare_us']:.1f} us of host "
               f"time more than a bare kernel launch")
+    for r in rows:
+        parts = [f"{key[:-3]} {r[key]:.1f}" for key in ("kernel_span_synced_us",
+                 "kernel_span_back_to_back_us", "cublas_span_us") if key in r]
+        if parts:
+            print(f"{r['size']}: device spans (us): " + ", ".join(parts))
     print("plan cache:", clgemm.cache_info())
     if args.json_path:
         with open(args.json_path, "w") as f:

@@ -37,6 +37,15 @@ jobs:
   overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
                                  launch (scripts/call_overhead.py)
   tests [PYTEST ARGS...]         the test suite on this device, into $OUT/pytest.txt
+  tune-rate KERNEL SIZE [OPTIONS...]
+                                 configurations a second of `clgemm tune --kernel KERNEL
+                                 --size SIZE` with its default options, in a fresh
+                                 CLGEMM_HOME (nothing cached, nothing resumed)
+  recorded SECONDS SHAPES...     the record-tune-run workflow: gemm() on SHAPES (MxNxK)
+                                 with CLGEMM_RECORD_SHAPES=1 in a fresh CLGEMM_HOME, then
+                                 `clgemm tune --recorded --time-limit SECONDS`, then whole
+                                 calls before and after the tune, 3 alternating rounds of
+                                 `clgemm bench --against none` per database
 
 environment:
   OUT             results folder [default: ./out]
@@ -53,7 +62,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|probe|ab|kernels|transposes|ptx|edges|cublas|overhead|tests) ;;
+  bench|tune-and-ship|probe|ab|kernels|transposes|ptx|edges|cublas|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -143,6 +152,37 @@ case "$job" in
     ;;
   tests)
     python3 -m pytest -q -rs tests "$@" 2>&1 | tee "$OUT/pytest.txt"
+    ;;
+  tune-rate)
+    need $# 2
+    kernel=$1 size=$2; shift 2
+    CLGEMM_HOME=$(mktemp -d) python3 -m clgemm tune --kernel "$kernel" --size "$size" --json "$@" \
+      | tee -a "$OUT/tune-rate.jsonl" | python3 -c 'import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(f"kernel {r[\"kernel\"]} {r[\"m\"]}x{r[\"n\"]}x{r[\"k\"]}: {r[\"evaluated_now\"]} evaluated"
+          f" in {r[\"seconds\"]} s, {r[\"configs_per_second\"]} configurations/s, {r[\"workers\"]}"
+          f" workers, strategy {r[\"strategy\"]}, best {r[\"best\"][\"gflops\"]:.0f} GFLOPS")'
+    ;;
+  recorded)
+    need $# 2
+    seconds=$1; shift
+    shapes=$(IFS=,; echo "$*")
+    tuned=$(mktemp -d) untuned=$(mktemp -d)
+    CLGEMM_HOME=$tuned CLGEMM_RECORD_SHAPES=1 python3 -m clgemm bench --shapes "$shapes" \
+      --against none --repeat 3 --out "$OUT/record" >/dev/null
+    cp -r "$tuned/." "$untuned/"
+    # a shape the time limit left without a winner makes tune exit 1: the others still count
+    CLGEMM_HOME=$tuned python3 -m clgemm tune --recorded --time-limit "$seconds" --json \
+      > "$OUT/tune.jsonl" || echo "note: clgemm tune exited $? (see $OUT/tune.jsonl)"
+    for round in 1 2 3; do
+      for db in untuned tuned; do
+        home=$untuned; [ $db = tuned ] && home=$tuned
+        CLGEMM_HOME=$home python3 -m clgemm bench --shapes "$shapes" --against none \
+          --out "$OUT/$db-$round" >/dev/null
+      done
+    done
+    python3 scripts/recorded_summary.py "$OUT" | tee "$OUT/summary.txt"
     ;;
 esac
 echo "done: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a "$OUT/job.txt"

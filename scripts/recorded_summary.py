@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""The table of `gpu_job.sh recorded`: per recorded shape, the whole-call time of
+`clgemm.gemm(queue, a, b)` with the database before the tune (untuned: the shipped entries
+and the rules) and after it, the median over the alternating rounds of `clgemm bench`, and
+the speedup. Every timed output must have been verified against float64.
+
+    python3 scripts/recorded_summary.py OUT      (OUT holds untuned-N/ and tuned-N/)
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def calls(out: Path, label: str) -> dict[tuple, list[dict]]:
+    """Rows of the `clgemm` contender by shape, over every round of `label`."""
+    rows: dict[tuple, list[dict]] = {}
+    for path in sorted(out.glob(f"{label}-*/*/bench-*.json")):
+        for r in json.loads(path.read_text())["rows"]:
+            if r["contender"] == "clgemm":
+                if not r.get("verified"):
+                    sys.exit(f"{path}: {r['m']}x{r['n']}x{r['k']} was not verified")
+                rows.setdefault((r["m"], r["n"], r["k"]), []).append(r)
+    return rows
+
+
+def main() -> None:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "out")
+    before, after = calls(out, "untuned"), calls(out, "tuned")
+    table = []
+    print("shape            untuned ms  tuned ms  speedup  untuned -> tuned choice")
+    for shape in before:
+        b = statistics.median(r["call_ms_median"] for r in before[shape])
+        a = statistics.median(r["call_ms_median"] for r in after[shape])
+        pick = lambda r: f"{r['kernel']} {r['params_source']}"   # noqa: E731
+        row = {"shape": "x".join(map(str, shape)), "untuned_ms": b, "tuned_ms": a,
+               "speedup": b / a, "untuned": pick(before[shape][0]), "tuned": pick(after[shape][0]),
+               "rounds": len(before[shape])}
+        table.append(row)
+        print(f"{row['shape']:<16} {b:10.4f} {a:9.4f} {b / a:8.2f}  {row['untuned']} -> {row['tuned']}")
+    (out / "summary.json").write_text(json.dumps(table, indent=1))
+
+
+if __name__ == "__main__":
+    main()
