@@ -157,12 +157,8 @@ case "$job" in
     need $# 2
     kernel=$1 size=$2; shift 2
     CLGEMM_HOME=$(mktemp -d) python3 -m clgemm tune --kernel "$kernel" --size "$size" --json "$@" \
-      | tee -a "$OUT/tune-rate.jsonl" | python3 -c 'import json, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    print(f"kernel {r[\"kernel\"]} {r[\"m\"]}x{r[\"n\"]}x{r[\"k\"]}: {r[\"evaluated_now\"]} evaluated"
-          f" in {r[\"seconds\"]} s, {r[\"configs_per_second\"]} configurations/s, {r[\"workers\"]}"
-          f" workers, strategy {r[\"strategy\"]}, best {r[\"best\"][\"gflops\"]:.0f} GFLOPS")'
+      > "$OUT/tune-rate.jsonl" || echo "note: clgemm tune exited $?"
+    python3 scripts/job_summary.py tune-rate "$OUT/tune-rate.jsonl"
     ;;
   recorded)
     need $# 2
@@ -182,7 +178,7 @@ for line in sys.stdin:
           --out "$OUT/$db-$round" >/dev/null
       done
     done
-    python3 scripts/recorded_summary.py "$OUT" | tee "$OUT/summary.txt"
+    python3 scripts/job_summary.py recorded "$OUT" | tee "$OUT/summary.txt"
     ;;
 esac
 echo "done: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a "$OUT/job.txt"

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""The table of `gpu_job.sh recorded`: per recorded shape, the whole-call time of
+"""Summaries of gpu_job.sh's jobs.
+
+`recorded OUT`: the table of `gpu_job.sh recorded`: per recorded shape, the whole-call time of
 `clgemm.gemm(queue, a, b)` with the database before the tune (untuned: the shipped entries
 and the rules) and after it, the median over the alternating rounds of `clgemm bench`, and
 the speedup. Every timed output must have been verified against float64.
 
-    python3 scripts/recorded_summary.py OUT      (OUT holds untuned-N/ and tuned-N/)
+    python3 scripts/job_summary.py recorded OUT      (OUT holds untuned-N/ and tuned-N/)
+
+`tune-rate FILE`: configurations a second, from `clgemm tune --json` lines in FILE.
 """
 
 from __future__ import annotations
@@ -27,8 +31,21 @@ def calls(out: Path, label: str) -> dict[tuple, list[dict]]:
     return rows
 
 
+def tune_rate(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        best = (r.get("best") or {}).get("gflops")
+        print(f"kernel {r['kernel']} {r['m']}x{r['n']}x{r['k']}: {r['evaluated_now']} evaluated in "
+              f"{r['seconds']} s, {r['configs_per_second']} configurations/s, {r['workers']} "
+              f"workers, strategy {r['strategy']}, best {best} GFLOPS")
+
+
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "out")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("recorded", "tune-rate"):
+        sys.exit("usage: job_summary.py recorded OUT | tune-rate FILE")
+    if sys.argv[1] == "tune-rate":
+        return tune_rate(Path(sys.argv[2]))
+    out = Path(sys.argv[2])
     before, after = calls(out, "untuned"), calls(out, "tuned")
     table = []
     print("shape            untuned ms  tuned ms  speedup  untuned -> tuned choice")
