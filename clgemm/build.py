@@ -41,7 +41,8 @@ def options(params: Mapping[str, int], extra: tuple[str, ...] = ()) -> list[str]
 
 
 _cache: dict[tuple, cl.Program] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()            # the kernel-object pool, and making and binding a kernel
+_build_lock = threading.RLock()     # compiling
 
 
 _SHUFFLE_CODES = {"emulated": 0, "nvidia-ptx": 1, "khr": 2, "intel": 3}
@@ -75,12 +76,14 @@ def helper(context: cl.Context, source: str, params: Mapping[str, int]) -> cl.Pr
 
 
 def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
-    with _lock:
+    # One build at a time in this process, and each program built once: on the H200
+    # (driver 580.159.04, 2026-12-03) gemm() from 4 threads at once, each planning new
+    # shapes, crashed the process in 8 of 9 runs while builds, kernel creation and
+    # argument setting overlapped (tests/test_gemm_api.py, test_threads_*)
+    with _build_lock:
         prg = _cache.get(key)
-    if prg is None:
-        prg = make()
-        with _lock:
-            _cache[key] = prg
+        if prg is None:
+            prg = _cache[key] = make()
     return prg
 
 
@@ -92,8 +95,9 @@ def compile_source(context: cl.Context, kernel: Kernel, params: Mapping[str, int
 def _compile(context: cl.Context, source: str, params: Mapping[str, int],
              extra: tuple[str, ...], what: str, tail: str = "") -> cl.Program:
     try:
-        return cl.Program(context, (kernel_dir() / source).read_text() + tail).build(
-            options=options(params, extra))
+        with _build_lock:
+            return cl.Program(context, (kernel_dir() / source).read_text() + tail).build(
+                options=options(params, extra))
     except cl.Error as e:  # the message carries the build log
         raise BuildError(f"{what} failed to compile with {dict(params)}: {e}") from None
 
@@ -174,7 +178,7 @@ def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tu
         knl = idle.pop() if idle else None
         if knl is None:   # made under the lock: pyopencl sets up its argument setter then
             knl = cl.Kernel(program, name)
-    knl.set_args(*args)
+        knl.set_args(*args)
     bound = Bound(queue, knl, tuple(global_size), tuple(local_size), list(args))
     # a kernel object captures its arguments when enqueued, so once nothing can enqueue
     # it again it may be handed out with other arguments
