@@ -202,6 +202,25 @@ def test_shapes_share_one_time_limit():
     assert 8 - res[0].seconds <= res[1].seconds < 8 - res[0].seconds + 1.5
 
 
+def test_a_shape_that_overran_does_not_starve_the_last(monkeypatch):
+    """A search that overruns its share (it finishes the evaluations under way) takes time
+    from the shapes after it, but each keeps at least half an equal share."""
+    import types
+
+    import clgemm.tune as tune_mod
+    limits = []
+
+    def overrunning(kernel, m, n, k, *, time_limit=None, **options):
+        limits.append(time_limit)
+        return types.SimpleNamespace(seconds=2.2 * time_limit)
+
+    monkeypatch.setattr(tune_mod, "tune", overrunning)
+    tune_many([("5", 16, 16, 16)] * 4, time_limit=40)
+    assert limits[0] == 10 and len(limits) == 4
+    assert all(share >= 5 for share in limits), limits
+    assert limits[-1] == 5
+
+
 def test_tune_shapes_and_the_closing_table(queue, monkeypatch):
     """--shapes tunes each, and the closing table compares each winner with the defaults
     and with the entry gemm() used there before (timed in the winner's rounds)."""
