@@ -87,3 +87,30 @@ def test_tensor_core_products_keep_float_accuracy(queue, rng):
     err = {key: verify.rel_error(clgemm.gemm(queue, a, b, kernel=key, params=SMALL[key][0]), ref)
            for key in ("5", "7")}
     assert err["7"] <= 1.5 * err["5"], err
+
+
+def test_tensor_core_products_over_a_wide_dynamic_range(queue, rng):
+    """Operands spread over 2^-60 .. 2^60 within every row and column (each element its
+    own exponent). Each element's error against float64 is taken relative to the sum of
+    |a_ik b_kj|, which bounds a float dot product's error by k * eps. There one or two
+    products dominate each sum, so kernel 7's error per product shows: its remainders
+    x - tf32(x) enter the MMA truncated to TF32 and a_l * b_l is left out, about 2^-22 of a
+    product against FMA's 2^-24. In the CPU emulation (2026-12-03, 3 seeds) the median was
+    5.3-5.5e-8 against kernel 5's 2.5-2.6e-8, the worst 3.8-4.7e-7 against 2.1-2.6e-7; on
+    uniform data (spread 0) kernel 7 was below kernel 5. Both stay far inside the bound;
+    kernel 7 is not at or below kernel 5 here (pytest -s prints the figures)."""
+    m, n, k = 48, 40, 96
+    a = (rng.uniform(-1, 1, (m, k)) * 2.0 ** rng.integers(-60, 61, (m, k))).astype(np.float32)
+    b = (rng.uniform(-1, 1, (k, n)) * 2.0 ** rng.integers(-60, 61, (k, n))).astype(np.float32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, scale = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    worst, median = {}, {}
+    for key in ("5", "7"):
+        c = clgemm.gemm(queue, a, b, kernel=key, params=SMALL[key][0]).astype(np.float64)
+        assert np.isfinite(c).all(), key
+        e = np.abs(c - ref) / scale
+        worst[key], median[key] = float(e.max()), float(np.median(e))
+    print(f"\n|c - ref| / sum|a||b| over 2^+-60 operands: worst {worst}, median {median}")
+    eps = float(np.finfo(np.float32).eps)
+    assert max(worst.values()) <= k * eps, worst
+    assert median["7"] <= 3 * median["5"], median
