@@ -42,6 +42,13 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
 
 _pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
 _alloc_lock = threading.Lock()
+# Planning (a new Plan, a new layout of one) and the enqueues of a call run one thread at
+# a time; the rest of a call (checks, keys, the result's Array) runs concurrently. On the
+# H200 (driver 580.159.04, 2026-12-03) 4 threads calling gemm() on one shared queue crashed
+# the driver in most runs however clgemm serialised its own work, whenever a thread's own
+# transfer into that queue overlapped another's gemm(); with a queue per thread (README,
+# "Threads") 12 of 12 runs were clean.
+_planning = threading.RLock()
 
 
 def _serialised(allocator: Allocator) -> Allocator:
@@ -58,9 +65,11 @@ def _orient(flags, trans: bool) -> bool:
 
 
 class _Variant:
-    """One layout of a plan (operand orders, with or without c, beta zero or not), as bound
+    """One layout of a plan (operand orders, with or without c, beta zero or not, and for
+    blocks of larger matrices their leading dimensions and classes of offset), as bound
     steps and the places in them where the caller's buffers go: `slots` are (kernel object
-    or copy, argument index, role), roles indexing (a, b, c, new output)."""
+    or copy, argument index, role), roles indexing (a, b, c, new output); `oslots` the
+    copies' offsets into blocks (kernel object, argument index, role, floats a unit)."""
 
     def __init__(self, plan: Plan, prep: Prepared, bufs: tuple, out_order: str | None):
         self.steps, self.out_order = list(prep.steps), out_order
@@ -80,12 +89,16 @@ class _Variant:
                     else:
                         self.cslots.append((step, i, roles[0]))
                     step.args[i] = None   # the caller's buffers are not kept alive here
-        self.lock = threading.Lock()
+        self.oslots = [(step.knl, i, port, unit) for step, i, port, unit in prep.offsets]
+        self.lock = _planning    # enqueues from several threads into one queue: see _planning
 
-    def run(self, bufs: tuple, alpha: float, beta: float, wait_for: list | None) -> cl.Event:
+    def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
+            wait_for: list | None) -> cl.Event:
         with self.lock:
             for knl, i, r in self.kslots:
                 knl.set_arg(i, bufs[r])
+            for knl, i, r, unit in self.oslots:
+                knl.set_arg(i, np.int32(offs[r] // unit))
             for step, i, r in self.cslots:
                 step.args[i] = bufs[r]
             if self.ab != (alpha, beta):
@@ -106,9 +119,10 @@ class Plan:
     many times, as cuBLASLt's matmul plans and FFTW's plans are: `plan(a, b)` returns a new
     result, `plan(a, b, c, alpha=..., beta=...)` writes into c. The kernel, its parameters
     (tuned entry or defaults) and the launch decisions are fixed when the plan is made;
-    the operands' orders, c and whether beta is zero may differ from call to call (each
-    combination is laid out once, on its first call). With pyopencl Arrays nothing blocks
-    the host; numpy operands are uploaded and a numpy result read back.
+    the operands' orders, c, whether beta is zero and blocks of larger matrices (as gemm()
+    takes them) may differ from call to call (each combination is laid out once, on its
+    first call). With pyopencl Arrays nothing blocks the host; numpy operands are uploaded
+    and a numpy result read back.
 
     `allocator` makes the outputs and scratch buffers (default: the calling thread's pool
     for the context, `memory_pool`)."""
@@ -140,6 +154,7 @@ class Plan:
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
         self._context = queue.context
+        self._align = operands.base_align(queue.device)    # a sub-buffer origin's, in floats
         self._variants: dict[tuple, _Variant] = {}
         self.calls = 0      # calls made, and those that reused a layout laid out before
         self.reused = 0
@@ -172,33 +187,68 @@ class Plan:
                 beta: float):
         fa, fb = a.flags, b.flags
         if not (a.shape == self._a_shape and b.shape == self._b_shape and a.dtype == F32
-                and b.dtype == F32 and not a.offset and not b.offset and fa.forc and fb.forc
-                and a.context == self._context and b.context == self._context
+                and b.dtype == F32 and a.context == self._context and b.context == self._context
                 and (c is None or (c.shape == (self.shape[0], self.shape[1]) and c.dtype == F32
-                                   and not c.offset and c.flags.forc
                                    and c.context == self._context))):
             self._check(a, b, c)
+        if (a.offset or b.offset or not (fa.forc and fb.forc)
+                or (c is not None and (c.offset or not c.flags.forc))):
+            return self._blocks(a, b, c, alpha, beta)
         key = (_orient(fa, self.trans_a), _orient(fb, self.trans_b),
                None if c is None else _orient(c.flags, False), c is not None and beta != 0.0,
                a.base_data is b.base_data)
         if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
                              "over an input")
+        return self._run(key, (a.base_data, b.base_data, None if c is None else c.base_data),
+                         _NO_OFFSETS, None, a, b, c, alpha, beta)
+
+    def _blocks(self, a: cla.Array, b: cla.Array, c: cla.Array | None, alpha: float,
+                beta: float):
+        """Operands among which some are blocks of larger matrices (an offset, rows or
+        columns ld apart), BLAS's sub-matrices: each block is passed as a sub-buffer of its
+        own, made for this call (operands.device_view). A layout is kept per leading
+        dimension and class of offset (at a sub-buffer's origin and read where it lies, or
+        copied with float4s or floats), so that blocks at other offsets reuse it: their
+        copies' offset arguments are set per call."""
+        if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
+            raise ValueError("c overlaps a or b in their buffer; GEMM cannot run in place "
+                             "over an input")
+        parts = [self._part(x, name, t) for x, name, t in
+                 ((a, "a", self.trans_a), (b, "b", self.trans_b), (c, "c", False))]
+        key = (parts[0][0], parts[1][0], parts[2][0], c is not None and beta != 0.0,
+               parts[0][1] is parts[1][1])
+        return self._run(key, tuple(p[1] for p in parts), tuple(p[2] for p in parts),
+                         tuple(p[3] for p in parts), a, b, c, alpha, beta)
+
+    def _part(self, x, name: str, trans: bool) -> tuple:
+        """(layout key, buffer, offset past the buffer's origin, View or None) of an operand."""
+        if x is None:
+            return None, None, 0, None
+        if not x.offset and x.flags.forc:
+            return _orient(x.flags, trans), x.base_data, 0, None
+        v = operands.device_view(x, name, self._align)
+        m = v.mem
+        return (v.transposed, m.ld, not m.offset, m.offset % 4 == 0), m.buf, m.offset, v
+
+    def _run(self, key: tuple, bufs: tuple, offs: tuple, views: tuple | None, a, b, c,
+             alpha: float, beta: float):
         out = pool = None
         if c is None:
             pool = self.allocator or memory_pool(self.queue)
             with _alloc_lock:
                 out = pool(4 * self.shape[0] * self.shape[1])
-        bufs = (a.base_data, b.base_data, None if c is None else c.base_data, out)
+        bufs += (out,)
         variant = self._variants.get(key)
         self.calls += 1
         if variant is None:
-            variant = self._lay_out(a, b, c, alpha, beta, out)
+            with _planning:
+                variant = self._lay_out(a, b, c, alpha, beta, bufs, views)
             self._variants[key] = variant
         else:
             self.reused += 1
         pending = a.events + b.events + (c.events if c is not None else [])
-        ev = variant.run(bufs, alpha, beta, pending or None)
+        ev = variant.run(bufs, offs, alpha, beta, pending or None)
         if c is not None:
             c.add_event(ev)
             return c
@@ -206,7 +256,11 @@ class Plan:
         strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
         return _new_array(self.queue, (m, n), strides, out, pool, ev)
 
-    def _lay_out(self, a, b, c, alpha: float, beta: float, out) -> _Variant:
+    def _lay_out(self, a, b, c, alpha: float, beta: float, bufs: tuple,
+                 views: tuple | None) -> _Variant:
+        if views is not None:        # blocks as Views over this call's sub-buffers
+            a, b, c = (x if v is None else v for x, v in zip((a, b, c), views))
+        out = bufs[3]
         opa = a.T if self.trans_a else a
         opb = b.T if self.trans_b else b
         prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate)
@@ -219,13 +273,12 @@ class Plan:
                 result = out
             else:                        # the kernel writes each call's new output itself
                 result = res.buf
-        return _Variant(self, prep, (a.base_data, b.base_data,
-                                     None if c is None else c.base_data, result), order)
+        return _Variant(self, prep, bufs[:3] + (result,), order)
 
     def _check(self, a, b, c) -> None:
         """The full checks, raising the error that names what is wrong."""
-        operands.check(a, "a", self.queue)
-        operands.check(b, "b", self.queue)
+        operands.check(a, "a", self.queue, views=True)
+        operands.check(b, "b", self.queue, views=True)
         want = {"a": self._a_shape, "b": self._b_shape}
         for name, x in (("a", a), ("b", b)):
             if x.shape != want[name]:
@@ -233,7 +286,7 @@ class Plan:
                                  f"{_product(self)} and takes {name} as "
                                  f"{want[name][0]}x{want[name][1]}")
         if c is not None:
-            operands.check(c, "c", self.queue)
+            operands.check(c, "c", self.queue, views=True)
             if c.shape != self.shape[:2]:
                 raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is "
                                  f"{self.shape[0]}x{self.shape[1]}")
@@ -244,8 +297,7 @@ class Plan:
         self._check(a, b, c)
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
-        if isinstance(c, cla.Array) and any(isinstance(v, cla.Array) and v.base_data is c.base_data
-                                            for v in (a, b)):
+        if operands.overlaps(c, a) or operands.overlaps(c, b):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
         da, db_ = self._upload(a), self._upload(b)
         if c is None:
@@ -301,6 +353,7 @@ def _pick_constructor():
 
 
 _new_array = _pick_constructor()
+_NO_OFFSETS = (0, 0, 0)
 
 
 # ------------------------------------------------------------------ gemm()
@@ -323,6 +376,14 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     the tuner measured for the entry in use, else splits only when C has too few tiles to
     fill the device. `allocator` makes the result and scratch buffers (default: a
     pyopencl MemoryPool per context and thread, `memory_pool`).
+
+    Device operands may be blocks of larger matrices, BLAS's sub-matrices with an offset and
+    a leading dimension: a pyopencl Array view such as big[r0:r1, c0:c1] (strides (4*ld, 4))
+    or its transpose (strides (4, 4*ld)), for a, b and c (c's neighbours in big are left as
+    they are). A block is read where it lies when the kernel can read it so (its width and
+    leading dimension multiples of the vector width, its start at an origin a sub-buffer can
+    have: CL_DEVICE_MEM_BASE_ADDR_ALIGN), else copied by a step of the launch; c is written
+    where it lies when it starts at such an origin, else through a copy.
 
     Each call reuses a Plan made by an earlier call with the same shape, transposes,
     kernel, parameters and options, while the tuning database is unchanged (checked at
@@ -356,22 +417,24 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
 def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, transposed_by,
               split_k, allocator):
     operands.check_queue(queue)
-    operands.check(a, "a", queue, empty=True)
-    operands.check(b, "b", queue, empty=True)
+    operands.check(a, "a", queue, empty=True, views=True)
+    operands.check(b, "b", queue, empty=True, views=True)
     alpha, beta = operands.scalar(alpha, "alpha"), operands.scalar(beta, "beta")
     (m, k), (k2, n) = (a.shape[::-1] if trans_a else a.shape), (b.shape[::-1] if trans_b else b.shape)
     if k != k2:
         raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
     if c is not None:
-        operands.check(c, "c", queue, empty=True)
+        operands.check(c, "c", queue, empty=True, views=True)
         if c.shape != (m, n):
             raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
     if 0 in (m, n, k):
         return _degenerate(queue, a, b, c, beta, m, n, allocator)
-    plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel, params=params,
-                transposed_by=transposed_by, split_k=split_k, allocator=allocator)
+    with _planning:
+        plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,
+                    params=params, transposed_by=transposed_by, split_k=split_k,
+                    allocator=allocator)
     _stats["misses"] += 1
     record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
     try:
@@ -395,6 +458,12 @@ def _degenerate(queue, a, b, c, beta: float, m: int, n: int, allocator):
         if isinstance(c, np.ndarray):
             c[...] = 0.0 if beta == 0.0 else beta * c
         elif c.size:
+            if c.offset or not c.flags.forc:
+                # a block of a larger matrix, which pyopencl's fill and *= do not take: the
+                # k = 1 product of zeros leaves the same beta * C (never reading c at beta 0)
+                zeros = [cla.zeros(queue, shape, F32, allocator=allocator or memory_pool(queue))
+                         for shape in ((m, 1), (1, n))]
+                return gemm(queue, *zeros, c, alpha=0.0, beta=beta)
             operands.wait_for_arrays(queue, c)
             if beta == 0.0:
                 c.fill(0.0, queue=queue)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyopencl as cl
@@ -15,7 +15,7 @@ import pyopencl.array as cla
 
 from . import build, db, heuristics, kernels, operands, timing
 from . import device as devmod
-from .operands import Matrix, is_transposed, rounded
+from .operands import Matrix, View, is_transposed, rounded
 from .transpose import TransposePlan
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
@@ -294,6 +294,9 @@ class Prepared:
     padded: bool = False         # A and B were copied into zero-padded whole tiles (pads)
     scalars: list[tuple] = field(default_factory=list)   # (bound, index, "alpha"|"beta")
     c_read: bool = False         # the kernels read c (beta != 0)
+    # (bound, index, port, floats a unit): the copies' offsets into a caller's matrix that
+    # starts past its sub-buffer's origin (View), set per call by a cached layout
+    offsets: list[tuple] = field(default_factory=list)
 
     def launch(self) -> list[cl.Event]:
         return [e for step in self.steps for e in timing.events(step())]
@@ -301,11 +304,14 @@ class Prepared:
 
 def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
             allocator: Callable[[int], object] | None = None) -> Prepared:
-    """Check shapes and lay the product out as launches. Device operands are taken as they
-    lie (every copy or transpose of them is a step, so a repeated launch recomputes from
-    their current contents); host ones are uploaded now. Buffers clgemm needs of its own
-    come from `allocator` (a pyopencl MemoryPool, say) where given."""
+    """Check shapes and lay the product out as launches. Device operands (pyopencl Arrays,
+    blocks of larger ones included, or Views of them) are taken as they lie (every copy or
+    transpose of them is a step, so a repeated launch recomputes from their current
+    contents); host ones are uploaded now. Buffers clgemm needs of its own come from
+    `allocator` (a pyopencl MemoryPool, say) where given."""
     queue = plan.queue
+    align = operands.base_align(queue.device)
+    opa, opb, c = (_port(v, port, align) for port, v in enumerate((opa, opb, c)))
     (m, k), (k2, n) = opa.shape, opb.shape
     if k != k2:
         raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
@@ -349,11 +355,15 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     slices = plan.splits(*launched)
     partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
-    # C is written where it lies when it is a row-major device array, or into a new dense
-    # matrix; a width that is not a multiple of the vector width takes the C_UNALIGNED build
+    # C is read and written where it lies when it is a row-major device matrix at the origin
+    # of its buffer or sub-buffer (split-K: and its partial sums, which take its leading
+    # dimension, are no wider than aligned rows), else through a dense matrix; a leading
+    # dimension that is not a multiple of the vector width takes the C_UNALIGNED build
     # (split-K's partial sums need aligned rows, so it goes through an aligned copy then)
-    in_place = isinstance(target, cla.Array) and not is_transposed(target)
-    c_unaligned = cols % al != 0 and slices == 1 and (target is None or in_place)
+    tm = target.mem if isinstance(target, View) and not target.transposed else None
+    in_place = tm is not None and not tm.offset and (slices == 1 or tm.ld == rounded(cols, al))
+    c_unaligned = slices == 1 and (tm.ld % al != 0 if in_place
+                                   else target is None and cols % al != 0)
     plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned)   # errors before I/O
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
@@ -362,8 +372,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     ys = ((np_, kp) if tb else (kp, np_)) if pads else None
     xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs)
     ym = (lay.taken if ry else lay.row_major)(y, ys)
-    if in_place and (cols % al == 0 or c_unaligned):
-        cm = Matrix(target.base_data, rows, cols, cols)      # read and written where it lies
+    if in_place:
+        cm = tm                                              # read and written where it lies
     elif c_needed:
         cm = lay.row_major(target)
     else:
@@ -371,11 +381,18 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     beta = beta if c_needed else 0.0
     bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
     lay.steps += bounds
-    if isinstance(target, cla.Array) and cm.buf is not target.base_data:
+    if isinstance(target, View) and cm is not tm:
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
-                    scalars, c_needed)
+                    scalars, c_needed, lay.offsets)
+
+
+def _port(x, port: int, align: int):
+    """A device operand as a View numbered `port` (View.port); a host one as it is."""
+    if isinstance(x, cla.Array):
+        x = operands.device_view(x, "abc"[port], align)
+    return replace(x, port=port) if isinstance(x, View) else x
 
 
 @dataclass
@@ -386,6 +403,7 @@ class _Layout:
     tplan: TransposePlan | None
     allocator: Callable[[int], object] | None
     steps: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)      # Prepared.offsets
 
     def empty(self, rows: int, cols: int, ld: int) -> Matrix:
         return operands.empty(self.queue, rows, cols, ld, self.allocator)
@@ -396,17 +414,32 @@ class _Layout:
     def taken(self, x, shape: tuple[int, int] | None = None) -> Matrix:
         """x in its own layout (operands.raw). With `shape` (whole tiles, when padding), in
         the top-left corner of a zero-filled buffer that large, whose padding adds nothing
-        to the sums. A device matrix whose width is not aligned is copied by a step."""
+        to the sums. A device matrix is read where it lies when its width and leading
+        dimension are aligned (the vector loads read whole vectors: past an unaligned
+        width they would read a neighbour's elements, not zeros) and it starts at its
+        (sub-)buffer's origin; else a step copies it."""
         if isinstance(x, np.ndarray):
             return operands.raw(self.queue, x, self.align, shape, self.allocator)
-        m = operands.raw(self.queue, x, 1)    # a device array's own dense memory, no copy
+        m = x.mem
         want = shape or (m.rows, rounded(m.cols, self.align))
-        if (m.rows, m.ld) == want:            # whole tiles or aligned already
+        if (m.rows, m.cols) == want and m.ld % self.align == 0 and not m.offset:
             return m
         out = self.zeros(want[0], m.cols if shape is None else want[1], want[1])
-        self.steps.append(operands.bind_copy(self.queue, m.buf, m.ld, out.buf, out.ld,
-                                             m.rows, m.cols))
+        self.copy(m, out, x.port, None)
         return out
+
+    def copy(self, src: Matrix, dst: Matrix, src_port: int | None,
+             dst_port: int | None) -> None:
+        """A step copying src (all of it) into dst's top-left corner; an offset into a
+        caller's matrix is noted (Prepared.offsets) for a cached layout to set per call."""
+        args = (src.ld, dst.ld, src.offset, dst.offset)
+        step = operands.bind_copy(self.queue, src.buf, src.ld, dst.buf, dst.ld, src.rows,
+                                  src.cols, src.offset, dst.offset)
+        unit = operands.copy_width(src.cols, *args)
+        for index, m, port in zip(operands.COPY_OFFSETS, (src, dst), (src_port, dst_port)):
+            if m.offset:
+                self.offsets.append((step, index, port, unit))
+        self.steps.append(step)
 
     def row_major(self, x, shape: tuple[int, int] | None = None) -> Matrix:
         """x as a row-major device matrix with an aligned leading dimension; a transpose it
@@ -416,8 +449,15 @@ class _Layout:
     def relaid(self, x, shape: tuple[int, int] | None = None) -> Matrix:
         """The transpose of x's memory as a new device matrix (row-major x for a transposed
         x, K-major for a row-major A), in the top-left corner of a zero-filled `shape` when
-        given; the transpose becomes a step."""
-        src = operands.raw(self.queue, x, 1, allocator=self.allocator)
+        given; the transpose becomes a step (after a dense copy of a device matrix that
+        starts past its sub-buffer's origin: the transposes take no offset)."""
+        if isinstance(x, View):
+            src = x.mem
+            if src.offset:
+                src = self.empty(src.rows, src.cols, src.cols)
+                self.copy(x.mem, src, x.port, None)
+        else:
+            src = operands.raw(self.queue, x, 1, allocator=self.allocator)
         if shape is not None:
             dst = self.zeros(shape[0], shape[1], shape[1])
         else:
@@ -425,11 +465,17 @@ class _Layout:
         self.steps.append(self.tplan.bind(src, dst))
         return dst
 
-    def write_back(self, cm: Matrix, target) -> None:
-        """A step putting the row-major result `cm` into the device array `target`."""
-        if is_transposed(target):   # target's memory is row-major target.T
-            self.steps.append(self.tplan.bind(cm, Matrix(target.base_data, cm.cols, cm.rows,
-                                                         cm.rows)))
-        else:
-            self.steps.append(operands.bind_copy(self.queue, cm.buf, cm.ld, target.base_data,
-                                                 cm.cols, cm.rows, cm.cols))
+    def write_back(self, cm: Matrix, target: View) -> None:
+        """Steps putting the row-major result `cm` into the device matrix `target`, only
+        into its elements (a block's neighbours are left as they are)."""
+        t = target.mem
+        if not target.transposed:
+            self.copy(cm, t, None, target.port)
+            return
+        # target's memory is row-major target.T: transposed straight there, or into a dense
+        # matrix first where it starts past its sub-buffer's origin
+        dst = (self.empty(cm.cols, cm.rows, cm.rows) if t.offset
+               else Matrix(t.buf, cm.cols, cm.rows, t.ld))
+        self.steps.append(self.tplan.bind(cm, dst))
+        if t.offset:
+            self.copy(dst, t, None, target.port)

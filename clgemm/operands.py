@@ -1,12 +1,13 @@
 """Checking user matrices and moving them into row-major device buffers whose leading
-dimension suits the kernel (vector kernels need it to be a multiple of WIDTH)."""
+dimension suits the kernel (vector kernels need it to be a multiple of WIDTH); device
+matrices that are views of larger ones (a block, as BLAS users pass them) as Views."""
 
 from __future__ import annotations
 
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyopencl as cl
@@ -21,17 +22,43 @@ MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
 
 @dataclass
 class Matrix:
-    """A row-major float32 matrix in a device buffer: rows x cols, leading dimension ld.
-    Columns cols..ld-1 are padding and hold zeros where clgemm allocated them."""
+    """A row-major float32 matrix in a device buffer: rows x cols, leading dimension ld,
+    starting `offset` floats into the buffer. Columns cols..ld-1 are padding and hold zeros
+    where clgemm allocated them; in a caller's matrix they belong to its neighbours."""
     buf: cl.Buffer
     rows: int
     cols: int
     ld: int
+    offset: int = 0
 
 
-def check(x, name: str, queue: cl.CommandQueue, empty: bool = False) -> None:
+@dataclass(frozen=True)
+class View:
+    """A device matrix as a product reads or writes it: `mem` is its memory as a row-major
+    Matrix, holding the matrix itself or, when `transposed`, its transpose (a Fortran-ordered
+    matrix, or a block taken through .T). `port` says which of the product's operands it
+    is (0: op(A), 1: op(B), 2: C), so that a cached layout can point its launches at the
+    next call's matrices."""
+    mem: Matrix
+    transposed: bool
+    port: int | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        m = self.mem
+        return (m.cols, m.rows) if self.transposed else (m.rows, m.cols)
+
+    @property
+    def T(self) -> View:
+        return replace(self, transposed=not self.transposed)
+
+
+def check(x, name: str, queue: cl.CommandQueue, empty: bool = False,
+          views: bool = False) -> None:
     """Raise TypeError/ValueError naming what is wrong with a user matrix; a zero-sized
-    one is refused unless `empty` (gemm() gives BLAS's answers there)."""
+    one is refused unless `empty` (gemm() gives BLAS's answers there), a pyopencl Array
+    view (an offset, or rows or columns apart) unless `views` and its layout is one
+    memory_layout takes."""
     if isinstance(x, cla.Array):
         if x.context != queue.context:
             raise TypeError(f"{name} is a pyopencl Array from another OpenCL context than the queue's")
@@ -48,10 +75,89 @@ def check(x, name: str, queue: cl.CommandQueue, empty: bool = False) -> None:
         raise ValueError(f"{name} must be 2-D, got {x.ndim}-D with shape {x.shape}")
     if 0 in x.shape and not empty:
         raise ValueError(f"{name} has a zero-sized dimension {x.shape}; every dimension must be >= 1")
-    if isinstance(x, cla.Array) and (x.offset != 0 or not (x.flags.c_contiguous
-                                                           or x.flags.f_contiguous)):
-        raise ValueError(f"{name} is a pyopencl Array view (offset or strides); pass a contiguous "
-                         f"copy ({name}.copy())")
+    if isinstance(x, cla.Array) and (x.offset != 0 or not x.flags.forc):
+        if not views:
+            raise ValueError(f"{name} is a pyopencl Array view (offset or strides); pass a "
+                             f"contiguous copy ({name}.copy())")
+        memory_layout(x, name)
+
+
+def memory_layout(x: cla.Array, name: str) -> tuple[bool, int]:
+    """(transposed, ld) of a 2-D float32 Array: its memory holds x row-major (x.T when
+    transposed), rows ld floats apart, as BLAS's leading dimension. A block of a row-major
+    matrix, big[r0:r1, c0:c1], has strides (4*ld, 4); its transpose, or a block of a
+    Fortran-ordered one, (4, 4*ld). Anything else is refused, naming why: the kernels read
+    a row (or column) as consecutive floats."""
+    r, c = x.shape
+    s0, s1 = x.strides
+    if x.offset % 4 or s0 % 4 or s1 % 4:
+        raise ValueError(f"{name} is a pyopencl Array view whose offset ({x.offset}) or strides "
+                         f"{x.strides} are not whole float32 elements")
+    e0, e1 = s0 // 4, s1 // 4
+    rows_whole, cols_whole = c <= 1 or e1 == 1, r <= 1 or e0 == 1
+    row_major = rows_whole and (r <= 1 or e0 >= c)
+    col_major = cols_whole and (c <= 1 or e1 >= r)
+    if row_major and not (col_major and is_transposed(x)):   # a vector can be either
+        return False, (e0 if r > 1 else c)
+    if col_major:
+        return True, (e1 if c > 1 else r)
+    why = ("it has negative strides" if min(e0, e1) < 0
+           else "its rows or columns overlap" if rows_whole or cols_whole
+           else "neither its rows nor its columns are contiguous")
+    raise ValueError(f"{name} is a pyopencl Array view with strides {x.strides} (bytes) for shape "
+                     f"{x.shape}: {why}; clgemm takes blocks whose rows (strides (4*ld, 4)) or "
+                     f"columns (strides (4, 4*ld)) are contiguous, ld at least their length")
+
+
+def base_align(device: cl.Device) -> int:
+    """Floats that a sub-buffer's origin must be a multiple of: the device's
+    CL_DEVICE_MEM_BASE_ADDR_ALIGN (in bits; 1024 on pocl 3.0), kept a multiple of a
+    float4."""
+    return math.lcm(max(1, device.mem_base_addr_align // 32), 4)
+
+
+def device_view(x: cla.Array, name: str, align: int) -> View:
+    """x as a View. A dense array at the start of its buffer is taken as it is; any other
+    Array gets a sub-buffer of its own (under 1 us on pocl), starting at the multiple of
+    `align` floats (base_align) nearest below its first element, which `mem.offset` then
+    lies past: OpenCL refuses sub-buffers at other origins, and the kernels take no offset.
+    Its own buffer object also tells a cached layout's launches apart from those of another
+    block of the same matrix. gemm() drops a call's sub-buffers when it returns: OpenCL
+    deletes a memory object only once the commands enqueued with it are done
+    (clReleaseMemObject), and each holds its parent buffer meanwhile."""
+    t, ld = memory_layout(x, name)
+    rows, cols = (x.shape[1], x.shape[0]) if t else x.shape
+    off = x.offset // 4
+    if not off and ld == cols:
+        return View(Matrix(x.base_data, rows, cols, ld), t)
+    res = off % align
+    base = x.base_data
+    if not isinstance(base, cl.Buffer):       # a pool's buffer has no get_sub_region
+        base = cl.Buffer.from_int_ptr(base.int_ptr)
+    sub = base.get_sub_region(4 * (off - res), 4 * (res + (rows - 1) * ld + cols))
+    return View(Matrix(sub, rows, cols, ld, res), t)
+
+
+def overlaps(x, y) -> bool:
+    """Whether two matrices share an element (c written over a or b). Blocks of one device
+    matrix, as BLAS users pass them (C22 -= A21 @ A12), do not when their rectangles lie
+    apart; blocks of different leading dimensions are compared by the span of memory
+    each covers."""
+    if not (isinstance(x, cla.Array) and isinstance(y, cla.Array)) or 0 in (x.size, y.size):
+        return False
+    if x.base_data.int_ptr != y.base_data.int_ptr:
+        return False
+    spans = []
+    for v in (x, y):
+        t, ld = memory_layout(v, "an operand")      # checked before: does not raise
+        rows, cols = (v.shape[1], v.shape[0]) if t else v.shape
+        spans.append((v.offset // 4, rows, cols, ld))
+    (o1, r1, c1, l1), (o2, r2, c2, l2) = spans
+    ld = l2 if r1 == 1 else l1          # a one-row block fits any leading dimension
+    if (r2 == 1 or l2 == ld) and o1 % ld + c1 <= ld and o2 % ld + c2 <= ld:
+        return (o1 // ld < o2 // ld + r2 and o2 // ld < o1 // ld + r1
+                and o1 % ld < o2 % ld + c2 and o2 % ld < o1 % ld + c1)
+    return o1 < o2 + (r2 - 1) * l2 + c2 and o2 < o1 + (r1 - 1) * l1 + c1
 
 
 def scalar(x: object, name: str) -> float:
@@ -97,6 +203,8 @@ def mark_written(queue: cl.CommandQueue, *xs) -> None:
 
 def is_transposed(x) -> bool:
     """True when x's memory is the row-major layout of x.T (Fortran order)."""
+    if isinstance(x, View):
+        return x.transposed
     return bool(x.flags.f_contiguous and not x.flags.c_contiguous)
 
 
@@ -165,23 +273,36 @@ def upload(queue: cl.CommandQueue, host: np.ndarray, dst: Matrix) -> None:
 
 
 def copy_rect(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
-              rows: int, cols: int) -> cl.Event:
-    """Copy a rows x cols block between buffers with different leading dimensions."""
-    return bind_copy(queue, src, src_ld, dst, dst_ld, rows, cols)()
+              rows: int, cols: int, src_off: int = 0, dst_off: int = 0) -> cl.Event:
+    """Copy a rows x cols block between buffers with different leading dimensions, starting
+    src_off and dst_off floats into them."""
+    return bind_copy(queue, src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off)()
+
+
+COPY_OFFSETS = (3, 6)     # copy_rows's arguments src_off and dst_off, in vectors (copy_width)
+
+
+def copy_width(cols: int, *lds_and_offsets: int) -> int:
+    """Floats copy_rows moves a work-item: 4 when the width and every leading dimension and
+    offset are multiples of 4 (16-byte aligned float4 accesses), else 1."""
+    return 4 if all(v % 4 == 0 for v in (cols, *lds_and_offsets)) else 1
 
 
 def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
-              rows: int, cols: int) -> Callable[..., cl.Event]:
+              rows: int, cols: int, src_off: int = 0,
+              dst_off: int = 0) -> Callable[..., cl.Event]:
     """copy_rect as a call that only enqueues: one flat copy when both sides are dense, else
     the copy_rows kernel, bound once (build.bind), because NVIDIA's clEnqueueCopyBufferRect
-    moved 1.6 TB/s on the H200 where that kernel moves 2.7 and a flat copy 3.8."""
-    if src_ld == dst_ld == cols:
+    moved 1.6 TB/s on the H200 where that kernel moves 2.7 and a flat copy 3.8. Its offsets
+    are arguments (COPY_OFFSETS) that a cached layout sets per call."""
+    if src_ld == dst_ld == cols and not src_off and not dst_off:
         return build.BoundCopy(queue, [rows * cols * 4, src, dst])
-    vw = 4 if cols % 4 == 0 and src_ld % 4 == 0 and dst_ld % 4 == 0 else 1
+    vw = copy_width(cols, src_ld, dst_ld, src_off, dst_off)
     prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw})
     cv = cols // vw
     return build.bind(queue, prg, "copy_rows", (-(-cv // 64) * 64, rows), (64, 1),
-                      (np.int32(rows), np.int32(cv), src, np.int32(src_ld // vw), dst,
+                      (np.int32(rows), np.int32(cv), src, np.int32(src_off // vw),
+                       np.int32(src_ld // vw), dst, np.int32(dst_off // vw),
                        np.int32(dst_ld // vw)))
 
 
