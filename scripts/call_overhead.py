@@ -85,16 +85,8 @@ def cublas_calls(size: int):
 
 
 def cublas_span_us(call, repeat: int) -> float:
-    import torch
-    ts = []
-    for _ in range(repeat):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(ts)
+    from cublas_ref import bench      # scripts/cublas_ref.py: CUDA events around a call
+    return bench(call, repeat) * 1e3
 
 
 def main() -> None:
