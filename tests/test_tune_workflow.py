@@ -340,6 +340,31 @@ def test_cma_restarts_once_it_proposes_only_measured_points(queue):
     assert strat.restarts == 2 and len(asked) > 20 and p not in pending
 
 
+def test_cma_restarts_from_the_points_measured_so_far():
+    """A restart's distribution is warm-started from every point measured with a result
+    (WS-CMA-ES), once there are 10: on the complete kernel-5 sweep that brought the worst
+    of 100 seeds from 7.2% of the space to 4.9% (docs/levers.md). Points of an older log
+    that lie outside the space, failures and points still pending are left out."""
+    kern = kernels.get("5")
+    valid = [p for p in kern.space() if not kern.violations(p)]
+    outside = dict(valid[0], TSM=48)
+    strat = strategies.CMA(valid, {tuple(sorted(outside.items())): 9.0}, 1, kern, None)
+    measured = [strat.propose() for _ in range(12)]
+    for i, p in enumerate(measured[:9]):
+        strat.observe(p, float(i + 1))
+    strat.observe(measured[9], None)            # failed
+    strat._stuck()
+    assert strat.study.sampler._source_trials is None           # 9 results: a fresh start
+    strat.observe(measured[10], 20.0)
+    strat._stuck()
+    source = strat.study.sampler._source_trials
+    assert sorted(t.value for t in source) == [float(i + 1) for i in range(9)] + [20.0]
+    best = max(source, key=lambda t: t.value)
+    assert {n: strat.values[n][i] for n, i in best.params.items()} == measured[10]
+    p = strat.propose()
+    assert p in valid and p not in measured
+
+
 def test_replay_counts_evaluations_to_the_best(tmp_path):
     """The offline replay on a complete sweep (here a made-up one of kernel 5): every
     strategy reaches the best within the space, the grid in at most its size."""
