@@ -5,29 +5,39 @@
 // TF32 keeps 10 of float's 23 mantissa bits, so each float x is split into a TF32 head
 // h = round(x) and the remainder l = x - h, and every product takes three MMAs:
 // a*b ~ al*bh + ah*bl + ah*bh (al*bl is below float's rounding). The tensor cores' adder
-// truncates, so each 8-deep step's three MMAs start from zero and a float add folds their
-// sum into the accumulator.
-// What the MMA's fixed lane layout changes with it: each warp owns a WM x WN block of C
-// as (WM/16) x (WN/8) MMA tiles of 16 x 8, and both local tiles are stored as they lie in
-// global memory (A with k along the row, B with n), padded so that the fragment reads hit
-// 32 different banks. Loads, the two buffers and the one barrier a tile are kernel 5's.
+// truncates, so the MMAs of each FOLD-deep step start from zero and a float add folds
+// their sum into the accumulator.
 //
 // Fragments of mma.m16n8k8 (PTX ISA): lane = 4*g + t (g = lane/4, t = lane%4) holds
 //   A (16 x 8):  a0 = (g, t), a1 = (g+8, t), a2 = (g, t+4), a3 = (g+8, t+4)
 //   B (8 x 8):   b0 = (t, g), b1 = (t+4, g)
 //   C (16 x 8):  c0 = (g, 2t), c1 = (g, 2t+1), c2 = (g+8, 2t), c3 = (g+8, 2t+1)
+// The MMA sums over its 8 k-slots in any order, and which column of B feeds which of its
+// 8 n-slots only decides where the result lands, so the kernel picks both so that every
+// fragment read is a float4 of a tile stored as it lies in global memory:
+//   k: in each 16-deep block, lane t reads k = 4t..4t+3 (one float4 of an A row); k = 4t
+//      and 4t+1 are its slots t and t+4 of the block's first MMA step, 4t+2 and 4t+3 of
+//      the second, and B's rows are taken in the same order;
+//   n: n-slot g of the warp's MMA tile j is column g*NJ + j of its WN columns, so lane g
+//      reads its NJ tiles' values of a B row as NJ/4 float4s, and its C values of a row
+//      (n-slots 2t and 2t+1 of every tile) are 2*NJ consecutive columns, stored as float4s.
+// Each warp owns a WM x WN block of C as (WM/16) x (WN/8) MMA tiles; the local tiles'
+// float4 slots are XOR-swizzled (A_AT, B_AT) so that these reads hit 32 banks.
+// Loads, the two buffers and the one barrier a tile are kernel 5's.
 //
-// Parameters: TSM, TSN (C tile per work-group), TSK (depth, a multiple of 8), WM, WN
-// (C block per warp, multiples of 16 and 8).
+// Parameters: TSM, TSN (C tile per work-group), TSK (depth, a multiple of 16), WM (rows
+// of C per warp, a multiple of 16), WN (columns per warp: 32, 64 or 128), FOLD (depth
+// of the MMAs' fresh sums: 8 or 16).
 // Constraints: the tile's float4 loads split evenly over the work-group; at most 8 warps;
-// local memory 2*(TSM*(TSK+4) + TSK*(TSN+8))*4 bytes; lda, ldb and ldc multiples of 4.
+// local memory 2*(TSM*TSK + TSK*TSN)*4 bytes; lda, ldb and ldc multiples of 4.
 // Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles).
 // Devices: MMA=1 (NVIDIA, compute capability 8.0 or later; the build sets it) runs the
 // PTX; elsewhere (pocl, Oclgrind) each MMA is emulated through local memory with the same
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
 // are checked on the CPU.
 //
-// H200 8192^3: 55.2 TFLOPS at these defaults (kernel 5: 51.0), error 5.8e-7, results/h200/README.md.
+// H200 8192^3: 55.2 TFLOPS at 128x64x16, 64x32 warps, with scalar fragment reads and
+// sums folded every 8 (kernel 5: 51.0), error 5.8e-7, results/h200/README.md.
 
 #ifndef TSM
 #define TSM 128
@@ -44,6 +54,15 @@
 #ifndef WN
 #define WN 32
 #endif
+#ifndef FOLD
+#define FOLD 16
+#endif
+#ifndef ASYNC
+#define ASYNC 0
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
 #ifndef MMA
 #define MMA 0
 #endif
@@ -54,15 +73,34 @@
 #define NT (32 * WARPS_N * (TSM / WM))  // work-items per group
 #define MI (WM / 16)                    // MMA tiles per warp along m
 #define NJ (WN / 8)                     // MMA tiles per warp along n
-// Row strides of the local tiles, in float4s. A fragment read has lane (g, t) at A row g,
-// column t (8 rows x 4 columns), or at B row t, column g (4 rows x 8 columns). Rows of
-// TSK + 4 floats start A's 8 rows at 8 different multiples of 4 banks (TSK = 8, 16, 32),
-// which t fills; rows of TSN + 8 start B's 4 rows 8 banks apart (TSN a multiple of 32),
-// which g fills: 32 different banks either way, no conflict.
-#define AS4 ((TSK + 4) / 4)
-#define BS4 ((TSN + 8) / 4)
+#define NV (NJ / 4)                     // float4s of a B row each lane reads
 #define LPTA (TSM * TSK / 4 / NT)       // A float4s each work-item loads per tile
 #define LPTB (TSK * TSN / 4 / NT)       // B float4s each work-item loads per tile
+// Float4 slot s of A's row r and of B's row k in the local tiles. 128-bit reads are served
+// 8 lanes at a time (g = 0, 1 and t = 0..3): for A they read rows r and r + 1 at slots
+// 4*block + t, so odd rows move to the other half of 8 slots (32 banks) when a row has 8
+// or more; for B they read rows 4t + q at slots g*NV + v, and XOR with a function of t
+// that spares the bit NV sets puts the 4 rows' pairs of slots on 8 different ones.
+#define ASWZ(r) ((TSK >= 32) ? (((r) & 1) << 2) : 0)
+#define A_AT(r, s) ((r) * (TSK / 4) + ((s) ^ ASWZ(r)))
+#if NJ == 4
+#define BSWZ(t) ((t) << 1)
+#elif NJ == 8
+#define BSWZ(t) (((t) & 1) | (((t) & 2) << 1))
+#elif NJ == 16
+#define BSWZ(t) (t)
+#else
+#error "WN must be 32, 64 or 128"
+#endif
+#define B_AT(k, s) ((k) * (TSN / 4) + ((s) ^ BSWZ(((k) >> 2) & 3)))
+#if TSK % 16 || (FOLD != 8 && FOLD != 16)
+#error "TSK must be a multiple of 16 and FOLD 8 or 16"
+#endif
+#if ASYNC
+#define NBUF STAGES                     // local buffers: tiles in flight + the one read
+#else
+#define NBUF 2
+#endif
 
 #if MMA
 // d = a * b + d on a 16 x 8 x 8 block; a and b hold TF32 bit patterns.
@@ -123,8 +161,8 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / 4, ldbv = ldb / 4;
     const int Kv = (K + 3) / 4, Nv = (N + 3) / 4;
 
-    __local float4 Asub[2][TSM][AS4];
-    __local float4 Bsub[2][TSK][BS4];
+    __local float4 Asub[NBUF][TSM * TSK / 4];
+    __local float4 Bsub[NBUF][TSK * TSN / 4];
     MMA_SCRATCH
 
     float acc[MI][NJ][4];
@@ -135,6 +173,48 @@ void gemm(const int M, const int N, const int K, const float alpha,
             #pragma unroll
             for (int r = 0; r < 4; r++) acc[i][j][r] = 0.0f;
 
+#if ASYNC
+    // Global -> local with no registers between: cp.async copies 16 bytes, and a vector
+    // past M, N or K copies 0 bytes and zero-fills (from a valid address: the matrix's
+    // start). Float4 e = tid + l*NT of the tile: A's row e / (TSK/4) (m) and vector
+    // e % (TSK/4) along k; B's row e / (TSN/4) (k) and vector e % (TSN/4) along n.
+    // ISSUE(k0, s) queues tile k0 into buffer s; COMMIT closes this work-item's group of
+    // copies; WAIT_TILE waits until at most STAGES - 2 groups, the later tiles', are open.
+#if MMA
+    #define CP16(dst, src, ok)                                                           \
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"                     \
+                     :: "r"((uint)(size_t)(dst)), "l"(src), "r"((ok) ? 16 : 0) : "memory")
+    #define COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+    #define WAIT_GROUPS(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
+    #define WAIT_N(n) WAIT_GROUPS(n)
+    #define WAIT_TILE() WAIT_N(STAGES_LESS_2)
+#else   // pocl, Oclgrind: synchronous copies through the same indices
+    #define CP16(dst, src, ok) (*(dst) = (ok) ? *(src) : (float4)(0.0f))
+    #define COMMIT()
+    #define WAIT_TILE()
+#endif
+#if STAGES == 2
+#define STAGES_LESS_2 0
+#elif STAGES == 3
+#define STAGES_LESS_2 1
+#elif STAGES == 4
+#define STAGES_LESS_2 2
+#else
+#error "STAGES must be 2, 3 or 4"
+#endif
+    #define ISSUE(k0, s)                                                                 \
+        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
+            const int e = tid + l * NT, r = e / (TSK / 4), cv = (k0) / 4 + e % (TSK / 4); \
+            const bool ok = INSIDE(m0 + r < M && cv < Kv);                               \
+            CP16(&Asub[s][A_AT(r, e % (TSK / 4))], ok ? &A[(m0 + r) * ldav + cv] : A, ok); \
+        }                                                                               \
+        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
+            const int e = tid + l * NT, r = e / (TSN / 4), cv = n0 / 4 + e % (TSN / 4);  \
+            const bool ok = INSIDE((k0) + r < K && cv < Nv);                             \
+            CP16(&Bsub[s][B_AT(r, e % (TSN / 4))], ok ? &B[((k0) + r) * ldbv + cv] : B, ok); \
+        }
+#else
+    // kernel 5's double buffering: the next tile waits in registers while this one is used
     float4 ra[LPTA], rb[LPTB];
     // Global -> registers, float4 e = tid + l*NT of the tile: A's row e / (TSK/4) (m) and
     // vector e % (TSK/4) along k; B's row e / (TSN/4) (k) and vector e % (TSN/4) along n.
@@ -151,76 +231,112 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define STORE_TILE(buf)                                                              \
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            Asub[buf][e / (TSK / 4)][e % (TSK / 4)] = ra[l];                             \
+            Asub[buf][A_AT(e / (TSK / 4), e % (TSK / 4))] = ra[l];                       \
         }                                                                               \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            Bsub[buf][e / (TSN / 4)][e % (TSN / 4)] = rb[l];                             \
+            Bsub[buf][B_AT(e / (TSN / 4), e % (TSN / 4))] = rb[l];                       \
         }
+#endif
+    // x = h + l, h the TF32 head (as its bit pattern) and l the float remainder
+    #define SPLIT(x, h, l) { h = tf32_round(x); l = as_uint((x) - as_float(h)); }
+    // The MMAs of step s into fresh sums d, and d folded into the accumulators of row i
+    #define ZERO_D                                                                       \
+        _Pragma("unroll") for (int j = 0; j < NJ; j++)                                  \
+            _Pragma("unroll") for (int r = 0; r < 4; r++) d[j][r] = 0.0f;
+    #define SMALL_TERMS(s)                                                               \
+        _Pragma("unroll") for (int j = 0; j < NJ; j++) MMA_TF32(d[j], al[s], bh[j][s]);  \
+        _Pragma("unroll") for (int j = 0; j < NJ; j++) MMA_TF32(d[j], ah[s], bl[j][s]);
+    #define HEAD_TERMS(s)                                                                \
+        _Pragma("unroll") for (int j = 0; j < NJ; j++) MMA_TF32(d[j], ah[s], bh[j][s]);
+    #define FOLD_D(i)                                                                    \
+        _Pragma("unroll") for (int j = 0; j < NJ; j++)                                  \
+            _Pragma("unroll") for (int r = 0; r < 4; r++) acc[i][j][r] += d[j][r];
 
+    const int tiles = (K + TSK - 1) / TSK;
+#if ASYNC
+    #pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < tiles) { ISSUE(st * TSK, st); }
+        COMMIT();
+    }
+    int buf = 0, next = STAGES - 1;     // the buffer read, and the one filled, this tile
+#else
     LOAD_TILE(0);
     STORE_TILE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
-    const int tiles = (K + TSK - 1) / TSK;
     for (int tile = 0; tile < tiles; tile++) {
+#if ASYNC
+        WAIT_TILE();                         // this work-item's copies of `tile` landed
+        barrier(CLK_LOCAL_MEM_FENCE);        // everyone's did, and `next` was read last tile
+        if (tile + STAGES - 1 < tiles) { ISSUE((tile + STAGES - 1) * TSK, next); }
+        COMMIT();
+#else
         const int buf = tile & 1;
         const bool more = tile + 1 < tiles;
         if (more) { LOAD_TILE((tile + 1) * TSK); }
+#endif
 
-        __local const float* As = (__local const float*)Asub[buf];   // [m][4 * AS4]
-        __local const float* Bs = (__local const float*)Bsub[buf];   // [k][4 * BS4]
+        __local const float4* As = Asub[buf];
+        __local const float4* Bs = Bsub[buf];
         #pragma unroll
-        for (int kk = 0; kk < TSK; kk += 8) {
-            // B's fragments for the warp's NJ tiles, split into TF32 head (h) and
-            // remainder (l); A's are taken one MMA row i at a time, to spare registers.
-            uint bh[NJ][2], bl[NJ][2];
+        for (int kb = 0; kb < TSK; kb += 16) {
+            // B's fragments of the block's two MMA steps s, split: row 4t + q (q = 2s + r)
+            // is b_r of step s, and its float at n-slot g of tile j is component j % 4 of
+            // float4 g*NV + j/4 of the row.
+            uint bh[NJ][2][2], bl[NJ][2][2];
             #pragma unroll
-            for (int j = 0; j < NJ; j++)
+            for (int q = 0; q < 4; q++)
                 #pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    const float x = Bs[(kk + t + 4 * r) * (4 * BS4) + wn0 + j * 8 + g];
-                    bh[j][r] = tf32_round(x);
-                    bl[j][r] = as_uint(x - as_float(bh[j][r]));
+                for (int v = 0; v < NV; v++) {
+                    float y[4];
+                    UNPACK4(Bs[B_AT(kb + 4 * t + q, wn0 / 4 + g * NV + v)], y, 0);
+                    #pragma unroll
+                    for (int c = 0; c < 4; c++)
+                        SPLIT(y[c], bh[4 * v + c][q / 2][q % 2], bl[4 * v + c][q / 2][q % 2]);
                 }
             #pragma unroll
             for (int i = 0; i < MI; i++) {
-                uint ah[4], al[4];
+                // A's rows g and g + 8 of MMA tile i: components 2s and 2s + 1 of their
+                // float4 are a0/a1 and a2/a3 of step s.
+                float x[2][4];
+                UNPACK4(As[A_AT(wm0 + i * 16 + g, kb / 4 + t)], x[0], 0);
+                UNPACK4(As[A_AT(wm0 + i * 16 + g + 8, kb / 4 + t)], x[1], 0);
+                uint ah[2][4], al[2][4];
                 #pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const float x = As[(wm0 + i * 16 + g + 8 * (r % 2)) * (4 * AS4)
-                                       + kk + t + 4 * (r / 2)];
-                    ah[r] = tf32_round(x);
-                    al[r] = as_uint(x - as_float(ah[r]));
-                }
+                for (int s = 0; s < 2; s++)
+                    #pragma unroll
+                    for (int r = 0; r < 4; r++)
+                        SPLIT(x[r % 2][2 * s + r / 2], ah[s][r], al[s][r]);
                 // Small terms first, into fresh sums that a float add then folds into the
                 // accumulators: chained through the MMAs' own accumulator instead, the
                 // tensor cores' truncating adder lost ~K * 2^-24 (5.7e-5 at 8192^3 on the
                 // H200, docs/levers.md). Each pass runs over the NJ tiles, so consecutive
                 // MMAs are independent.
                 float d[NJ][4];
-                #pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    #pragma unroll
-                    for (int r = 0; r < 4; r++) d[j][r] = 0.0f;
-                #pragma unroll
-                for (int j = 0; j < NJ; j++) MMA_TF32(d[j], al, bh[j]);
-                #pragma unroll
-                for (int j = 0; j < NJ; j++) MMA_TF32(d[j], ah, bl[j]);
-                #pragma unroll
-                for (int j = 0; j < NJ; j++) MMA_TF32(d[j], ah, bh[j]);
-                #pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    #pragma unroll
-                    for (int r = 0; r < 4; r++) acc[i][j][r] += d[j][r];
+                #if FOLD == 16
+                ZERO_D; SMALL_TERMS(0); SMALL_TERMS(1); HEAD_TERMS(0); HEAD_TERMS(1); FOLD_D(i);
+                #else
+                ZERO_D; SMALL_TERMS(0); HEAD_TERMS(0); FOLD_D(i);
+                ZERO_D; SMALL_TERMS(1); HEAD_TERMS(1); FOLD_D(i);
+                #endif
             }
         }
 
+#if ASYNC
+        buf = buf + 1 == STAGES ? 0 : buf + 1;
+        next = next + 1 == STAGES ? 0 : next + 1;
+#else
         if (more) { STORE_TILE(buf ^ 1); }
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
 
-    // C: lane (g, t) holds rows g and g + 8 of each MMA tile, columns 2t and 2t + 1.
+    // C: lane (g, t) holds rows g and g + 8 of each MMA tile i at n-slots 2t + p (p = 0,
+    // 1), that is, columns (2t + p)*NJ + j of the warp's block for its tiles j: 2*NJ
+    // consecutive columns a row, written as float4s.
     const bool full = m0 + TSM <= M && n0 + TSN <= N;
     #pragma unroll
     for (int i = 0; i < MI; i++)
@@ -228,10 +344,13 @@ void gemm(const int M, const int N, const int K, const float alpha,
         for (int h = 0; h < 2; h++) {
             const int row = m0 + wm0 + i * 16 + g + 8 * h;
             #pragma unroll
-            for (int j = 0; j < NJ; j++) {
-                const int col = n0 + wn0 + j * 8 + 2 * t;
-                const float2 v = (float2)(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-                store_c2((__global float2*)C, row, col / 2, ldc, M, N, full, alpha, v, beta);
-            }
+            for (int p = 0; p < 2; p++)
+                #pragma unroll
+                for (int v = 0; v < NV; v++) {
+                    const int col = n0 + wn0 + (2 * t + p) * NJ + 4 * v;
+                    const float4 val = (float4)(acc[i][4 * v][2 * h + p], acc[i][4 * v + 1][2 * h + p],
+                                                acc[i][4 * v + 2][2 * h + p], acc[i][4 * v + 3][2 * h + p]);
+                    store_c4((__global float4*)C, row, col / 4, ldc, M, N, full, alpha, val, beta);
+                }
         }
 }

@@ -361,7 +361,7 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
     put = (lambda x: cla.to_device(queue, x)) if as_array else (lambda x: x.copy(order="K"))
     params = {"3": dict(TSM=16, TSN=16, TSK=4, WPTM=2, WPTN=2),
               "5": P5, "6": dict(P5, WIDTH=2, WPTN=4, WPTM=4),
-              "7": dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16)}[kernel]
+              "7": dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8)}[kernel]
     c = put(c0) if with_c else None
     out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
                       kernel=kernel, params=params,

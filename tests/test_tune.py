@@ -328,7 +328,7 @@ def test_an_opt_in_kernel_is_taken_only_by_name(queue):
     """Kernel 7 (TF32 tensor cores) is faster in the database here, but gemm() without a
     kernel keeps to the float kernels; asked for by name, it takes kernel 7's entry."""
     dev = queue.device
-    p7 = dict(TSM=32, TSN=32, TSK=8, WM=32, WN=16)
+    p7 = dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8)
     db.record_best(dev, "5", 64, 64, 64, SMALL["5"][0], 10.0)
     db.record_best(dev, "7", 64, 64, 64, p7, 99.0)
     assert kernels.get("7").opt_in and db.lookup(dev, None, 64, 64, 64)[0] == "7"
