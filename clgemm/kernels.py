@@ -412,8 +412,6 @@ def _mma_constraints() -> tuple[Constraint, ...]:
                    lambda p: p["WM"] * p["WN"] // 32 <= 128),
         # B's split fragments of a fresh sum's steps stay live across the warp's rows of
         # MMA tiles: 4 words a tile for a sum 8 deep, 8 for 16
-        Constraint("STAGES = 2 without ASYNC (two buffers, the next tile in registers)",
-                   lambda p: p["ASYNC"] or p["STAGES"] == 2),
         Constraint("accumulators + split B fragments <= 192 registers",
                    lambda p: p["WM"] * p["WN"] // 32 + p["FOLD"] // 2 * p["WN"] // 8 <= 192),
         Constraint("A-tile float4s TSM*TSK/4 split evenly over the work-group",
@@ -428,9 +426,9 @@ def _warps(p) -> int:
 
 
 def _mma_local_bytes(p) -> int:
-    # STAGES buffers of tiles (2 without ASYNC), and the scratch of the emulated MMA (6
-    # words a lane), counted on every device like kernel 6's shuffle scratch
-    tiles = p["STAGES"] * 4 * (p["TSM"] * p["TSK"] + p["TSK"] * p["TSN"])
+    # two buffers of tiles (of heads and remainders with SPLIT), and the scratch of the
+    # emulated MMA (6 words a lane), counted on every device like kernel 6's shuffle scratch
+    tiles = 2 * (1 + p["SPLIT"]) * 4 * (p["TSM"] * p["TSK"] + p["TSK"] * p["TSN"])
     return tiles + 4 * 6 * 32 * _warps(p)
 
 
@@ -444,10 +442,9 @@ _register(Kernel(
         Param("WM", 64, (16, 32, 64, 128), "rows of C per warp"),
         Param("WN", 32, (32, 64, 128), "columns of C per warp"),
         Param("FOLD", 16, (8, 16), "depth of the MMAs' fresh sums before a float add"),
-        Param("ASYNC", 0, (0, 1), "tiles copied to local memory by cp.async (1) or through registers"),
-        Param("STAGES", 2, (2, 3, 4), "local buffers of the cp.async pipeline"),
+        Param("SPLIT", 1, (0, 1), "floats split into TF32 head and remainder once, as a tile lands"),
     ),
-    cpu_defaults=dict(TSM=32, TSN=64, TSK=32, WM=32, WN=64, FOLD=16, ASYNC=0, STAGES=2),
+    cpu_defaults=dict(TSM=32, TSN=64, TSK=32, WM=32, WN=64, FOLD=16, SPLIT=1),
     constraints=_mma_constraints(),
     geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
                       local=lambda p: (32 * (p["TSN"] // p["WN"]), p["TSM"] // p["WM"]),

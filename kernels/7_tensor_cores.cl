@@ -57,11 +57,8 @@
 #ifndef FOLD
 #define FOLD 16
 #endif
-#ifndef ASYNC
-#define ASYNC 0
-#endif
-#ifndef STAGES
-#define STAGES 2
+#ifndef SPLIT
+#define SPLIT 1
 #endif
 #ifndef MMA
 #define MMA 0
@@ -96,10 +93,10 @@
 #if TSK % 16 || (FOLD != 8 && FOLD != 16)
 #error "TSK must be a multiple of 16 and FOLD 8 or 16"
 #endif
-#if ASYNC
-#define NBUF STAGES                     // local buffers: tiles in flight + the one read
+#if SPLIT
+#define PARTS 2     // the local tiles hold each float's TF32 head and remainder, split once
 #else
-#define NBUF 2
+#define PARTS 1     // the local tiles hold the floats, split at each fragment read
 #endif
 
 #if MMA
@@ -161,8 +158,8 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / 4, ldbv = ldb / 4;
     const int Kv = (K + 3) / 4, Nv = (N + 3) / 4;
 
-    __local float4 Asub[NBUF][TSM * TSK / 4];
-    __local float4 Bsub[NBUF][TSK * TSN / 4];
+    __local float4 Asub[2][PARTS][TSM * TSK / 4];
+    __local float4 Bsub[2][PARTS][TSK * TSN / 4];
     MMA_SCRATCH
 
     float acc[MI][NJ][4];
@@ -173,48 +170,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
             #pragma unroll
             for (int r = 0; r < 4; r++) acc[i][j][r] = 0.0f;
 
-#if ASYNC
-    // Global -> local with no registers between: cp.async copies 16 bytes, and a vector
-    // past M, N or K copies 0 bytes and zero-fills (from a valid address: the matrix's
-    // start). Float4 e = tid + l*NT of the tile: A's row e / (TSK/4) (m) and vector
-    // e % (TSK/4) along k; B's row e / (TSN/4) (k) and vector e % (TSN/4) along n.
-    // ISSUE(k0, s) queues tile k0 into buffer s; COMMIT closes this work-item's group of
-    // copies; WAIT_TILE waits until at most STAGES - 2 groups, the later tiles', are open.
-#if MMA
-    #define CP16(dst, src, ok)                                                           \
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"                     \
-                     :: "r"((uint)(size_t)(dst)), "l"(src), "r"((ok) ? 16 : 0) : "memory")
-    #define COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-    #define WAIT_GROUPS(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
-    #define WAIT_N(n) WAIT_GROUPS(n)
-    #define WAIT_TILE() WAIT_N(STAGES_LESS_2)
-#else   // pocl, Oclgrind: synchronous copies through the same indices
-    #define CP16(dst, src, ok) (*(dst) = (ok) ? *(src) : (float4)(0.0f))
-    #define COMMIT()
-    #define WAIT_TILE()
-#endif
-#if STAGES == 2
-#define STAGES_LESS_2 0
-#elif STAGES == 3
-#define STAGES_LESS_2 1
-#elif STAGES == 4
-#define STAGES_LESS_2 2
-#else
-#error "STAGES must be 2, 3 or 4"
-#endif
-    #define ISSUE(k0, s)                                                                 \
-        _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
-            const int e = tid + l * NT, r = e / (TSK / 4), cv = (k0) / 4 + e % (TSK / 4); \
-            const bool ok = INSIDE(m0 + r < M && cv < Kv);                               \
-            CP16(&Asub[s][A_AT(r, e % (TSK / 4))], ok ? &A[(m0 + r) * ldav + cv] : A, ok); \
-        }                                                                               \
-        _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
-            const int e = tid + l * NT, r = e / (TSN / 4), cv = n0 / 4 + e % (TSN / 4);  \
-            const bool ok = INSIDE((k0) + r < K && cv < Nv);                             \
-            CP16(&Bsub[s][B_AT(r, e % (TSN / 4))], ok ? &B[((k0) + r) * ldbv + cv] : B, ok); \
-        }
-#else
-    // kernel 5's double buffering: the next tile waits in registers while this one is used
     float4 ra[LPTA], rb[LPTB];
     // Global -> registers, float4 e = tid + l*NT of the tile: A's row e / (TSK/4) (m) and
     // vector e % (TSK/4) along k; B's row e / (TSN/4) (k) and vector e % (TSN/4) along n.
@@ -231,15 +186,41 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define STORE_TILE(buf)                                                              \
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            Asub[buf][A_AT(e / (TSK / 4), e % (TSK / 4))] = ra[l];                       \
+            PUT(Asub[buf], A_AT(e / (TSK / 4), e % (TSK / 4)), ra[l]);                   \
         }                                                                               \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            Bsub[buf][B_AT(e / (TSN / 4), e % (TSN / 4))] = rb[l];                       \
+            PUT(Bsub[buf], B_AT(e / (TSN / 4), e % (TSN / 4)), rb[l]);                   \
         }
-#endif
     // x = h + l, h the TF32 head (as its bit pattern) and l the float remainder
-    #define SPLIT(x, h, l) { h = tf32_round(x); l = as_uint((x) - as_float(h)); }
+    #define SPLIT_ONE(x, h, l) { h = tf32_round(x); l = as_uint((x) - as_float(h)); }
+    // PUT stores a float4 into slot `at` of a local tile; READ4 reads slot `at` as heads
+    // h[4] and remainders l[4]. With SPLIT the split is done once, as the tile lands, and
+    // the tile keeps heads (part 0) and remainders (part 1); without, at every read.
+#if SPLIT
+    #define PUT(sub, at, v) {                                                            \
+        float x_[4], h_[4], l_[4];                                                       \
+        UNPACK4(v, x_, 0);                                                               \
+        _Pragma("unroll") for (int c = 0; c < 4; c++) {                                 \
+            h_[c] = as_float(tf32_round(x_[c])); l_[c] = x_[c] - h_[c];                 \
+        }                                                                               \
+        sub[0][at] = PACK4(h_, 0); sub[1][at] = PACK4(l_, 0);                            \
+    }
+    #define READ4(sub, at, h, l) {                                                       \
+        float h_[4], l_[4];                                                              \
+        UNPACK4(sub[0][at], h_, 0); UNPACK4(sub[1][at], l_, 0);                          \
+        _Pragma("unroll") for (int c = 0; c < 4; c++) {                                 \
+            h[c] = as_uint(h_[c]); l[c] = as_uint(l_[c]);                                \
+        }                                                                               \
+    }
+#else
+    #define PUT(sub, at, v) (sub[0][at] = (v))
+    #define READ4(sub, at, h, l) {                                                       \
+        float x_[4];                                                                     \
+        UNPACK4(sub[0][at], x_, 0);                                                      \
+        _Pragma("unroll") for (int c = 0; c < 4; c++) SPLIT_ONE(x_[c], h[c], l[c]);     \
+    }
+#endif
     // The MMAs of step s into fresh sums d, and d folded into the accumulators of row i
     #define ZERO_D                                                                       \
         _Pragma("unroll") for (int j = 0; j < NJ; j++)                                  \
@@ -253,63 +234,49 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int j = 0; j < NJ; j++)                                  \
             _Pragma("unroll") for (int r = 0; r < 4; r++) acc[i][j][r] += d[j][r];
 
-    const int tiles = (K + TSK - 1) / TSK;
-#if ASYNC
-    #pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < tiles) { ISSUE(st * TSK, st); }
-        COMMIT();
-    }
-    int buf = 0, next = STAGES - 1;     // the buffer read, and the one filled, this tile
-#else
     LOAD_TILE(0);
     STORE_TILE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
-#endif
 
+    const int tiles = (K + TSK - 1) / TSK;
     for (int tile = 0; tile < tiles; tile++) {
-#if ASYNC
-        WAIT_TILE();                         // this work-item's copies of `tile` landed
-        barrier(CLK_LOCAL_MEM_FENCE);        // everyone's did, and `next` was read last tile
-        if (tile + STAGES - 1 < tiles) { ISSUE((tile + STAGES - 1) * TSK, next); }
-        COMMIT();
-#else
         const int buf = tile & 1;
         const bool more = tile + 1 < tiles;
         if (more) { LOAD_TILE((tile + 1) * TSK); }
-#endif
 
-        __local const float4* As = Asub[buf];
-        __local const float4* Bs = Bsub[buf];
         #pragma unroll
         for (int kb = 0; kb < TSK; kb += 16) {
-            // B's fragments of the block's two MMA steps s, split: row 4t + q (q = 2s + r)
-            // is b_r of step s, and its float at n-slot g of tile j is component j % 4 of
-            // float4 g*NV + j/4 of the row.
+            // B's fragments of the block's two MMA steps s: row 4t + q (q = 2s + r) is b_r
+            // of step s, and its float at n-slot g of tile j is component j % 4 of float4
+            // g*NV + j/4 of the row.
             uint bh[NJ][2][2], bl[NJ][2][2];
             #pragma unroll
             for (int q = 0; q < 4; q++)
                 #pragma unroll
                 for (int v = 0; v < NV; v++) {
-                    float y[4];
-                    UNPACK4(Bs[B_AT(kb + 4 * t + q, wn0 / 4 + g * NV + v)], y, 0);
+                    uint yh[4], yl[4];
+                    READ4(Bsub[buf], B_AT(kb + 4 * t + q, wn0 / 4 + g * NV + v), yh, yl);
                     #pragma unroll
-                    for (int c = 0; c < 4; c++)
-                        SPLIT(y[c], bh[4 * v + c][q / 2][q % 2], bl[4 * v + c][q / 2][q % 2]);
+                    for (int c = 0; c < 4; c++) {
+                        bh[4 * v + c][q / 2][q % 2] = yh[c];
+                        bl[4 * v + c][q / 2][q % 2] = yl[c];
+                    }
                 }
             #pragma unroll
             for (int i = 0; i < MI; i++) {
-                // A's rows g and g + 8 of MMA tile i: components 2s and 2s + 1 of their
-                // float4 are a0/a1 and a2/a3 of step s.
-                float x[2][4];
-                UNPACK4(As[A_AT(wm0 + i * 16 + g, kb / 4 + t)], x[0], 0);
-                UNPACK4(As[A_AT(wm0 + i * 16 + g + 8, kb / 4 + t)], x[1], 0);
+                // A's rows g and g + 8 of MMA tile i (x = 0, 1): components 2s and 2s + 1
+                // of their float4 are a0/a1 and a2/a3 of step s.
+                uint xh[2][4], xl[2][4];
+                READ4(Asub[buf], A_AT(wm0 + i * 16 + g, kb / 4 + t), xh[0], xl[0]);
+                READ4(Asub[buf], A_AT(wm0 + i * 16 + g + 8, kb / 4 + t), xh[1], xl[1]);
                 uint ah[2][4], al[2][4];
                 #pragma unroll
                 for (int s = 0; s < 2; s++)
                     #pragma unroll
-                    for (int r = 0; r < 4; r++)
-                        SPLIT(x[r % 2][2 * s + r / 2], ah[s][r], al[s][r]);
+                    for (int r = 0; r < 4; r++) {
+                        ah[s][r] = xh[r % 2][2 * s + r / 2];
+                        al[s][r] = xl[r % 2][2 * s + r / 2];
+                    }
                 // Small terms first, into fresh sums that a float add then folds into the
                 // accumulators: chained through the MMAs' own accumulator instead, the
                 // tensor cores' truncating adder lost ~K * 2^-24 (5.7e-5 at 8192^3 on the
@@ -325,13 +292,8 @@ void gemm(const int M, const int N, const int K, const float alpha,
             }
         }
 
-#if ASYNC
-        buf = buf + 1 == STAGES ? 0 : buf + 1;
-        next = next + 1 == STAGES ? 0 : next + 1;
-#else
         if (more) { STORE_TILE(buf ^ 1); }
         barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     }
 
     // C: lane (g, t) holds rows g and g + 8 of each MMA tile i at n-slots 2t + p (p = 0,
