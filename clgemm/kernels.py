@@ -426,9 +426,9 @@ def _warps(p) -> int:
 
 
 def _mma_local_bytes(p) -> int:
-    # two buffers of tiles (of heads and remainders with SPLIT), and the scratch of the
-    # emulated MMA (6 words a lane), counted on every device like kernel 6's shuffle scratch
-    tiles = 2 * (1 + p["SPLIT"]) * 4 * (p["TSM"] * p["TSK"] + p["TSK"] * p["TSN"])
+    # two buffers of tiles, and the scratch of the emulated MMA (6 words a lane), counted
+    # on every device like kernel 6's shuffle scratch
+    tiles = 2 * 4 * (p["TSM"] * p["TSK"] + p["TSK"] * p["TSN"])
     return tiles + 4 * 6 * 32 * _warps(p)
 
 
@@ -437,14 +437,13 @@ _register(Kernel(
     technique="tile steps on the tensor cores, three TF32 MMAs per float product",
     params=(
         Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),
-        Param("TSN", 64, (32, 64, 128, 256), "columns of C per work-group"),
-        Param("TSK", 16, (16, 32, 64), "depth of the local tiles"),
+        Param("TSN", 128, (32, 64, 128, 256), "columns of C per work-group"),
+        Param("TSK", 32, (16, 32, 64), "depth of the local tiles"),
         Param("WM", 64, (16, 32, 64, 128), "rows of C per warp"),
         Param("WN", 32, (32, 64, 128), "columns of C per warp"),
         Param("FOLD", 16, (8, 16), "depth of the MMAs' fresh sums before a float add"),
-        Param("SPLIT", 1, (0, 1), "floats split into TF32 head and remainder once, as a tile lands"),
     ),
-    cpu_defaults=dict(TSM=32, TSN=64, TSK=32, WM=32, WN=64, FOLD=16, SPLIT=1),
+    cpu_defaults=dict(TSM=32, TSN=64, TSK=16, WM=32, WN=64, FOLD=16),
     constraints=_mma_constraints(),
     geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]),
                       local=lambda p: (32 * (p["TSN"] // p["WN"]), p["TSM"] // p["WM"]),

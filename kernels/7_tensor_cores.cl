@@ -36,17 +36,18 @@
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
 // are checked on the CPU.
 //
-// H200 8192^3: 55.2 TFLOPS at 128x64x16, 64x32 warps, with scalar fragment reads and
-// sums folded every 8 (kernel 5: 51.0), error 5.8e-7, results/h200/README.md.
+// H200 8192^3: 61.0 TFLOPS at these defaults (8 warps, 64 KB of local memory), against
+// 55.1 for this kernel with scalar fragment reads and sums folded every 8 at its tuned
+// point; error 4.2e-7 (kernel 5: 1.6e-6); results/h200/raw/k7-fragments-2026-12-04.json.
 
 #ifndef TSM
 #define TSM 128
 #endif
 #ifndef TSN
-#define TSN 64
+#define TSN 128
 #endif
 #ifndef TSK
-#define TSK 16
+#define TSK 32
 #endif
 #ifndef WM
 #define WM 64
@@ -56,9 +57,6 @@
 #endif
 #ifndef FOLD
 #define FOLD 16
-#endif
-#ifndef SPLIT
-#define SPLIT 1
 #endif
 #ifndef MMA
 #define MMA 0
@@ -93,11 +91,7 @@
 #if TSK % 16 || (FOLD != 8 && FOLD != 16)
 #error "TSK must be a multiple of 16 and FOLD 8 or 16"
 #endif
-#if SPLIT
-#define PARTS 2     // the local tiles hold each float's TF32 head and remainder, split once
-#else
-#define PARTS 1     // the local tiles hold the floats, split at each fragment read
-#endif
+
 
 #if MMA
 // d = a * b + d on a 16 x 8 x 8 block; a and b hold TF32 bit patterns.
@@ -158,8 +152,8 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int ldav = lda / 4, ldbv = ldb / 4;
     const int Kv = (K + 3) / 4, Nv = (N + 3) / 4;
 
-    __local float4 Asub[2][PARTS][TSM * TSK / 4];
-    __local float4 Bsub[2][PARTS][TSK * TSN / 4];
+    __local float4 Asub[2][TSM * TSK / 4];
+    __local float4 Bsub[2][TSK * TSN / 4];
     MMA_SCRATCH
 
     float acc[MI][NJ][4];
@@ -186,41 +180,20 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define STORE_TILE(buf)                                                              \
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            PUT(Asub[buf], A_AT(e / (TSK / 4), e % (TSK / 4)), ra[l]);                   \
+            Asub[buf][A_AT(e / (TSK / 4), e % (TSK / 4))] = ra[l];                       \
         }                                                                               \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
             const int e = tid + l * NT;                                                  \
-            PUT(Bsub[buf], B_AT(e / (TSN / 4), e % (TSN / 4)), rb[l]);                   \
+            Bsub[buf][B_AT(e / (TSN / 4), e % (TSN / 4))] = rb[l];                       \
         }
     // x = h + l, h the TF32 head (as its bit pattern) and l the float remainder
     #define SPLIT_ONE(x, h, l) { h = tf32_round(x); l = as_uint((x) - as_float(h)); }
-    // PUT stores a float4 into slot `at` of a local tile; READ4 reads slot `at` as heads
-    // h[4] and remainders l[4]. With SPLIT the split is done once, as the tile lands, and
-    // the tile keeps heads (part 0) and remainders (part 1); without, at every read.
-#if SPLIT
-    #define PUT(sub, at, v) {                                                            \
-        float x_[4], h_[4], l_[4];                                                       \
-        UNPACK4(v, x_, 0);                                                               \
-        _Pragma("unroll") for (int c = 0; c < 4; c++) {                                 \
-            h_[c] = as_float(tf32_round(x_[c])); l_[c] = x_[c] - h_[c];                 \
-        }                                                                               \
-        sub[0][at] = PACK4(h_, 0); sub[1][at] = PACK4(l_, 0);                            \
-    }
-    #define READ4(sub, at, h, l) {                                                       \
-        float h_[4], l_[4];                                                              \
-        UNPACK4(sub[0][at], h_, 0); UNPACK4(sub[1][at], l_, 0);                          \
-        _Pragma("unroll") for (int c = 0; c < 4; c++) {                                 \
-            h[c] = as_uint(h_[c]); l[c] = as_uint(l_[c]);                                \
-        }                                                                               \
-    }
-#else
-    #define PUT(sub, at, v) (sub[0][at] = (v))
+    // READ4 reads slot `at` of a local tile as TF32 heads h[4] and remainders l[4]
     #define READ4(sub, at, h, l) {                                                       \
         float x_[4];                                                                     \
-        UNPACK4(sub[0][at], x_, 0);                                                      \
+        UNPACK4(sub[at], x_, 0);                                                         \
         _Pragma("unroll") for (int c = 0; c < 4; c++) SPLIT_ONE(x_[c], h[c], l[c]);     \
     }
-#endif
     // The MMAs of step s into fresh sums d, and d folded into the accumulators of row i
     #define ZERO_D                                                                       \
         _Pragma("unroll") for (int j = 0; j < NJ; j++)                                  \

@@ -16,7 +16,7 @@ SMALL = {
     "6": [dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=1, PAD=0),
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
     "7": [dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8),
-          dict(TSM=32, TSN=32, TSK=16, WM=16, WN=32, FOLD=16, SPLIT=0)],
+          dict(TSM=32, TSN=32, TSK=32, WM=16, WN=32, FOLD=16)],
 }
 
 # pocl builds a work-group function per barrier region, and the emulated shuffles (two
