@@ -90,6 +90,7 @@ class _Variant:
                         self.cslots.append((step, i, roles[0]))
                     step.args[i] = None   # the caller's buffers are not kept alive here
         self.oslots = [(step.knl, i, port, unit) for step, i, port, unit in prep.offsets]
+        self.guard = prep.guard  # a new epoch each call (clgemm.guard)
         self.lock = _planning    # enqueues from several threads into one queue: see _planning
 
     def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
@@ -105,6 +106,8 @@ class _Variant:
                 for knl, i, name in self.scalars:
                     knl.set_arg(i, np.float32(alpha if name == "alpha" else beta))
                 self.ab = (alpha, beta)
+            if self.guard is not None:
+                self.guard.advance()
             steps = self.steps
             ev = steps[0](wait_for)
             for step in steps[1:]:
@@ -125,13 +128,14 @@ class Plan:
     and a numpy result read back.
 
     `allocator` makes the outputs and scratch buffers (default: the calling thread's pool
-    for the context, `memory_pool`)."""
+    for the context, `memory_pool`). `guard` (kernel 7): each call scans the operands and
+    lets kernel 5 compute what kernel 7 cannot take (clgemm.guard); False skips the scan."""
 
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, *,
                  trans_a: bool = False, trans_b: bool = False, kernel: object = None,
                  params: Mapping[str, object] | None = None, transposed_by: str = "auto",
                  split_k: int | str = "auto", pad: str = "auto",
-                 allocator: Allocator | None = None):
+                 allocator: Allocator | None = None, guard: bool = True):
         operands.check_queue(queue)
         for name, d in (("m", m), ("n", n), ("k", k)):
             if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral) or d < 1:
@@ -142,7 +146,7 @@ class Plan:
         self.queue, self.shape = queue, (int(m), int(n), int(k))
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = bool(trans_a), bool(trans_b)
-        self.allocator = allocator
+        self.allocator, self.guard = allocator, bool(guard)
         # pyopencl's MemoryPool is not made for threads: by default each calling thread
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(allocator if allocator is not None
@@ -174,7 +178,8 @@ class Plan:
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
                 "splits": g.splits(*g.launched(m, n, k)), "padded": g.pads(m, n, k),
-                "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k))}
+                "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),
+                "guarded": self.guard and g.kernel.guarded}
 
     def __call__(self, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0):
         alpha, beta = operands.scalar(alpha, "alpha"), operands.scalar(beta, "beta")
@@ -263,7 +268,7 @@ class Plan:
         out = bufs[3]
         opa = a.T if self.trans_a else a
         opb = b.T if self.trans_b else b
-        prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate)
+        prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
         order, result = None, None
         if c is None:
             order, res = ("F" if prep.swap else "C"), prep.out
@@ -361,7 +366,7 @@ _NO_OFFSETS = (0, 0, 0)
 def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0,
          trans_a: bool = False, trans_b: bool = False, kernel: object = None,
          params: Mapping[str, object] | None = None, transposed_by: str = "auto",
-         split_k: int | str = "auto", allocator: Allocator | None = None):
+         split_k: int | str = "auto", allocator: Allocator | None = None, guard: bool = True):
     """C = alpha * op(A) @ op(B) + beta * C in float32.
 
     numpy inputs give a numpy result; if any input is a pyopencl Array the result is an
@@ -375,7 +380,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     6) cuts k into that many slices computed apart and then summed; "auto" takes the count
     the tuner measured for the entry in use, else splits only when C has too few tiles to
     fill the device. `allocator` makes the result and scratch buffers (default: a
-    pyopencl MemoryPool per context and thread, `memory_pool`).
+    pyopencl MemoryPool per context and thread, `memory_pool`); `guard`: as Plan's.
 
     Device operands may be blocks of larger matrices, BLAS's sub-matrices with an offset and
     a leading dimension: a pyopencl Array view such as big[r0:r1, c0:c1] (strides (4*ld, 4))
@@ -399,7 +404,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         k2, n = (sb[1], sb[0]) if trans_b else sb
         key = (queue, m, n, k, trans_a, trans_b, kernel,
                None if params is None else tuple(sorted(params.items())),
-               transposed_by, split_k, allocator, db.version(queue.device))
+               transposed_by, split_k, allocator, guard, db.version(queue.device))
         plan = _plans[key] if k == k2 and m and n and k else None
     except (AttributeError, TypeError, ValueError, KeyError):
         plan = None
@@ -411,11 +416,11 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
             pass
         return plan(a, b, c, alpha=alpha, beta=beta)
     return _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
-                     transposed_by, split_k, allocator)
+                     transposed_by, split_k, allocator, guard)
 
 
 def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, transposed_by,
-              split_k, allocator):
+              split_k, allocator, guard):
     operands.check_queue(queue)
     operands.check(a, "a", queue, empty=True, views=True)
     operands.check(b, "b", queue, empty=True, views=True)
@@ -434,13 +439,13 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     with _planning:
         plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,
                     params=params, transposed_by=transposed_by, split_k=split_k,
-                    allocator=allocator)
+                    allocator=allocator, guard=guard)
     _stats["misses"] += 1
     record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
     try:
         key = (queue, m, n, k, trans_a, trans_b, kernel,
                None if params is None else tuple(sorted(params.items())),
-               transposed_by, split_k, allocator, db.version(queue.device))
+               transposed_by, split_k, allocator, guard, db.version(queue.device))
     except TypeError:         # unhashable parameters or allocator: not kept
         return plan(a, b, c, alpha=alpha, beta=beta)
     result = plan(a, b, c, alpha=alpha, beta=beta)

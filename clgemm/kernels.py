@@ -77,6 +77,9 @@ class Kernel:
     # entries (kernel 7's TF32 split gives NaN for Inf and TF32's precision to operands
     # below ~1e-34)
     opt_in: bool = False
+    # its products differ from float's on some inputs: gemm() and Plan scan the operands
+    # and hand such products to an FMA kernel (clgemm/guard.py; GUARD in common.cl)
+    guarded: bool = False
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
@@ -434,6 +437,7 @@ def _mma_local_bytes(p) -> int:
 
 _register(Kernel(
     key="7", name="tensor-cores", source="7_tensor_cores.cl", mma=True, opt_in=True, exact=True,
+    guarded=True,
     technique="tile steps on the tensor cores, three TF32 MMAs per float product",
     params=(
         Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),

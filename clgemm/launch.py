@@ -14,6 +14,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import build, db, heuristics, kernels, operands, timing
+from . import guard as guards
 from . import device as devmod
 from .operands import Matrix, View, is_transposed, rounded
 from .transpose import TransposePlan
@@ -216,31 +217,34 @@ class GemmPlan:
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False, split_k: int | str | None = None,
-                 c_unaligned: bool = False) -> cl.Program:
+                 c_unaligned: bool = False, guard: int = 0) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED: C's
-        leading dimension is not a multiple of the vector width), since each drops or adds
-        code that costs registers in the others."""
+        leading dimension is not a multiple of the vector width; GUARD=1 or 2 for
+        clgemm.guard), since each drops or adds code that costs registers in the others."""
         key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
-               c_unaligned)
+               c_unaligned) + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
             opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
                                         "-DC_UNALIGNED"), key) if on]
+            opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))
         return self._programs[key]
 
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
               a_kmajor: bool = False, b_nmajor: bool = False,
-              split_k: int | str | None = None) -> tuple[list[build.Bound], list[tuple]]:
+              split_k: int | str | None = None,
+              guard: tuple[int, object] | None = None) -> tuple[list[build.Bound], list[tuple]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices (op(a) = a^T with
         `a_kmajor`, op(b) = b^T with `b_nmajor`) as bound kernels, in order (two with
         split-K), and where alpha and beta sit among their arguments ((bound, index, name)),
         so that a cached layout can change them. op(a) and op(b) may be larger than c
-        (zero-padded whole tiles): the kernel writes only c's rows and columns."""
+        (zero-padded whole tiles): the kernel writes only c's rows and columns. `guard`:
+        (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
@@ -249,7 +253,11 @@ class GemmPlan:
         if unaligned and s > 1:
             raise ValueError(f"split-K's partial sums need C's leading dimension ({c.ld}) to be a "
                              f"multiple of {self.align}")
-        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned)
+        code, flag = guard or (0, None)
+        if code and s > 1:
+            raise ValueError("a guarded launch computes in one slice of k")
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code)
+        tail = (flag, np.int32(0)) if code else ()
         q = self.queue
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
         # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
@@ -259,7 +267,7 @@ class GemmPlan:
         gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
-                           np.int32(c.ld)))
+                           np.int32(c.ld)) + tail)
         if s == 1:
             return [gemm], [(gemm, 3, "alpha"), (gemm, 8, "beta")]
         total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 64) * 64, c.rows), (64, 1),
@@ -297,18 +305,23 @@ class Prepared:
     # (bound, index, port, floats a unit): the copies' offsets into a caller's matrix that
     # starts past its sub-buffer's origin (View), set per call by a cached layout
     offsets: list[tuple] = field(default_factory=list)
+    guard: guards.Guard | None = None    # the scan's flag and epochs (prepare's `guard`)
 
     def launch(self) -> list[cl.Event]:
+        if self.guard is not None:
+            self.guard.advance()
         return [e for step in self.steps for e in timing.events(step())]
 
 
 def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
-            allocator: Callable[[int], object] | None = None) -> Prepared:
+            allocator: Callable[[int], object] | None = None, guard: bool = False) -> Prepared:
     """Check shapes and lay the product out as launches. Device operands (pyopencl Arrays,
     blocks of larger ones included, or Views of them) are taken as they lie (every copy or
     transpose of them is a step, so a repeated launch recomputes from their current
     contents); host ones are uploaded now. Buffers clgemm needs of its own come from
-    `allocator` (a pyopencl MemoryPool, say) where given."""
+    `allocator` (a pyopencl MemoryPool, say) where given. With `guard`, a Kernel.guarded
+    (7) runs between a scan of its operands and a fallback (clgemm.guard); `clgemm run`
+    leaves it out, to time the kernel alone."""
     queue = plan.queue
     align = operands.base_align(queue.device)
     opa, opb, c = (_port(v, port, align) for port, v in enumerate((opa, opb, c)))
@@ -364,7 +377,9 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     in_place = tm is not None and not tm.offset and (slices == 1 or tm.ld == rounded(cols, al))
     c_unaligned = slices == 1 and (tm.ld % al != 0 if in_place
                                    else target is None and cols % al != 0)
-    plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned)   # errors before I/O
+    guarded = guard and plan.kernel.guarded
+    plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
+                  guard=int(guarded))
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape
@@ -379,13 +394,17 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     else:
         cm = lay.empty(rows, cols, cols if c_unaligned else rounded(cols, al))
     beta = beta if c_needed else 0.0
-    bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+    if guarded:
+        bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb, allocator)
+    else:
+        bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+        scanned = None
     lay.steps += bounds
     if isinstance(target, View) and cm is not tm:
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
-                    scalars, c_needed, lay.offsets)
+                    scalars, c_needed, lay.offsets, scanned)
 
 
 def _port(x, port: int, align: int):

@@ -20,6 +20,7 @@
 //   of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into the
 //   real C. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
+// - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 (clgemm/guard.py).
 // ptxas schedules this loop very differently in other contexts: an edit here needs an
 // A/B at both A layouts (docs/levers.md holds the variants tried and their results).
 //
@@ -60,7 +61,8 @@ __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void gemm(const int M, const int N, const int K, const float alpha,
           const __global floatW* restrict A, const int lda,
           const __global floatW* restrict B, const int ldb,
-          const float beta, __global floatW* C, const int ldc) {
+          const float beta, __global floatW* C, const int ldc GUARD_ARGS) {
+    GUARD_RETURN
     const int tx = get_local_id(0);
     const int ty = get_local_id(1);
     const int tid = ty * RTSN + tx;

@@ -31,6 +31,7 @@
 // Constraints: the tile's float4 loads split evenly over the work-group; at most 8 warps;
 // local memory 2*(TSM*TSK + TSK*TSN)*4 bytes; lda, ldb and ldc multiples of 4.
 // Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles).
+// gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
 // Devices: MMA=1 (NVIDIA, compute capability 8.0 or later; the build sets it) runs the
 // PTX; elsewhere (pocl, Oclgrind) each MMA is emulated through local memory with the same
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
@@ -142,7 +143,8 @@ __kernel __attribute__((reqd_work_group_size(32 * WARPS_N, TSM / WM, 1)))
 void gemm(const int M, const int N, const int K, const float alpha,
           const __global float4* restrict A, const int lda,
           const __global float4* restrict B, const int ldb,
-          const float beta, __global float* C, const int ldc) {
+          const float beta, __global float* C, const int ldc GUARD_ARGS) {
+    GUARD_RETURN
     const int tid = get_local_id(1) * (32 * WARPS_N) + get_local_id(0);
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     const int wm0 = get_local_id(1) * WM;              // this warp's block of the C tile

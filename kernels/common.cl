@@ -20,6 +20,25 @@
 #define INSIDE(cond) (cond)
 #endif
 
+// GUARD: the host builds kernel 7 with GUARD=1 and a kernel-5 fallback with GUARD=2 for
+// gemm()'s guarded launch (clgemm/guard.py): scan_special.cl stores the call's epoch into
+// *guard_flag when an operand holds a value kernel 7 cannot multiply as float does; then
+// kernel 7 returns at once and the fallback computes the product, else the fallback
+// returns. The flag is the same for every work-item, so a whole work-group returns
+// together, before any barrier. GUARD_ARGS ends the kernel's signature, GUARD_RETURN
+// starts its body.
+#if defined(GUARD) && GUARD
+#define GUARD_ARGS , __global const int* restrict guard_flag, const int guard_epoch
+#if GUARD == 1
+#define GUARD_RETURN if (*guard_flag == guard_epoch) return;
+#else
+#define GUARD_RETURN if (*guard_flag != guard_epoch) return;
+#endif
+#else
+#define GUARD_ARGS
+#define GUARD_RETURN
+#endif
+
 // Write one element of C.
 inline void store_c(__global float* C, const int idx, const float alpha,
                     const float acc, const float beta) {

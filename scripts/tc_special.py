@@ -1,8 +1,9 @@
 """Kernels 5 and 7 on operands at float's edges: rows of A scaled near the top and the
 bottom of float's range, and one Inf and one NaN in A. Prints, per kernel, what the Inf
 and NaN rows of C hold and the relative error (against float64) of the scaled rows.
-Kernel 7's TF32 split gives NaN where float gives Inf (Inf - Inf), and operands below
-about 1e-34 keep only TF32's precision; this is why it is opt-in.
+Kernel 7 alone (guard=False): its TF32 split gives NaN where float gives Inf (Inf - Inf),
+and operands below about 1e-34 keep only TF32's precision; gemm()'s guarded kernel 7
+hands such products to kernel 5 (clgemm/guard.py), so its rows match kernel 5's.
 
     python3 scripts/tc_special.py [--size 1024]
 
@@ -47,10 +48,10 @@ def main() -> None:
     a[4] *= np.float32(1e-36)    # remainders below float's smallest normal (1.2e-38)
     a[0, 0], a[1, 1] = np.inf, np.nan
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    for key in ("5", "7"):
-        c = clgemm.gemm(queue, a, b, kernel=key)
+    for key, guard, name in (("5", True, "5"), ("7", False, "7 alone"), ("7", True, "7 guarded")):
+        c = clgemm.gemm(queue, a, b, kernel=key, guard=guard)
         errs = {r: rel_error(c[r:r + 1], ref[r:r + 1]) for r in (2, 3, 4, 5)}
-        print(f"kernel {key}: row 0 (Inf in A) finite {np.isfinite(c[0]).sum()}/{s}, "
+        print(f"kernel {name}: row 0 (Inf in A) finite {np.isfinite(c[0]).sum()}/{s}, "
               f"inf {np.isinf(c[0]).sum()}, nan {np.isnan(c[0]).sum()}; "
               f"row 1 (NaN) nan {np.isnan(c[1]).sum()}/{s}; "
               f"row errors x1e30 {errs[2]:.2e}, x1e-30 {errs[3]:.2e}, x1e-36 {errs[4]:.2e}, "

@@ -1,0 +1,75 @@
+"""The guarded launch of a kernel whose products differ from float's on some inputs
+(kernel 7: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
+derives the bounds), without a host read: a scan of the operands, the kernel, and a
+fallback FMA kernel, enqueued in that order on the in-order queue every call. The scan
+stores the call's epoch into a flag when it finds such a value; the kernel then returns
+at once and the fallback computes the product, else the fallback returns at once.
+Each call takes a new epoch (Guard.advance), so the flag never needs clearing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyopencl as cl
+
+from . import build, operands
+from .operands import Matrix
+
+SMALL_EXP = -51     # nonzero |x| < 2^SMALL_EXP is flagged
+BIG_EXP = 63        # |x| >= 2^BIG_EXP (and Inf, NaN) is flagged
+FALLBACK = "5"      # the FMA kernel that computes a flagged product (GUARD=2 in its build)
+SCAN_LOCAL = 256    # work-items per group of the scan
+_EPOCHS = 2**31 - 1
+
+
+class Guard:
+    """A layout's flag buffer and the kernel arguments that carry the epoch (kernel
+    object, index), set anew each call. Epochs run 1, 2, ... (wrapping before int32's
+    end); the arguments start at 0 against a zeroed flag, which sends a launch that
+    never advanced to the fallback: slower, never wrong."""
+
+    def __init__(self, flag, slots: list[tuple[cl.Kernel, int]]):
+        self.flag, self.slots, self.epoch = flag, slots, 0
+
+    def advance(self) -> None:
+        self.epoch = self.epoch % _EPOCHS + 1
+        epoch = np.int32(self.epoch)
+        for knl, i in self.slots:
+            knl.set_arg(i, epoch)
+
+
+def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:
+    """The scan of a and b (row-major, at their buffers' origin) as a bound launch: a
+    grid-stride loop over float4s (or floats, for a leading dimension that is not a
+    multiple of 4), about one read of each, by at most 2048 work-items a compute unit."""
+    if a.offset or b.offset:
+        raise ValueError("the scan reads matrices at their buffer's origin")
+    prg = build.helper(queue.context, "scan_special.cl",
+                       {"SMALL_EXP": SMALL_EXP, "BIG_EXP": BIG_EXP})
+    units = sum(m.rows * -(-m.cols // (4 if m.ld % 4 == 0 else 1)) for m in (a, b))
+    cap = 2048 * queue.device.max_compute_units
+    size = min(operands.rounded(units, SCAN_LOCAL), operands.rounded(cap, SCAN_LOCAL))
+    return build.bind(queue, prg, "scan", (size,), (SCAN_LOCAL,),
+                      (a.buf, np.int32(a.rows), np.int32(a.cols), np.int32(a.ld),
+                       b.buf, np.int32(b.rows), np.int32(b.cols), np.int32(b.ld),
+                       flag, np.int32(0)))
+
+
+def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
+          a_kmajor: bool, b_nmajor: bool,
+          allocator: Callable[[int], object] | None) -> tuple[list, list, Guard]:
+    """GemmPlan.bound's product (plan: a launch.GemmPlan of a guarded kernel) as the three
+    guarded launches, where alpha and beta sit among their arguments, and their Guard. The
+    fallback takes the entry gemm() would pick for kernel 5 at this shape (tuned, else the
+    registry defaults), in one slice of k, reading the same matrices and writing c."""
+    from .launch import GemmPlan        # launch imports this module
+    q = plan.queue
+    flag = operands.zeros(q, 1, 1, 1, allocator).buf      # zeroed once, for the layout's life
+    k = x.rows if a_kmajor else x.cols
+    fallback = GemmPlan(q, FALLBACK, shape=(c.rows, c.cols, k), split_k=1, pad="no")
+    steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(1, flag))
+    more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
+    first = scan(q, x, y, flag)
+    slots = [(s.knl, len(s.args) - 1) for s in (first, steps[0], more[0])]   # epoch: last
+    return [first, *steps, *more], scalars + extra, Guard(flag, slots)
