@@ -40,16 +40,15 @@ class Guard:
 
 
 def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:
-    """The scan of a and b (row-major, at their buffers' origin) as a bound launch: a
-    grid-stride loop over float4s (or floats, for a leading dimension that is not a
-    multiple of 4), about one read of each, by at most 2048 work-items a compute unit."""
+    """The scan of a and b (row-major, at their buffers' origin) as a bound launch: their
+    rows shared out among at most 8 work-groups of SCAN_LOCAL a compute unit, each row
+    read once, by float4s where its leading dimension allows."""
     if a.offset or b.offset:
         raise ValueError("the scan reads matrices at their buffer's origin")
     prg = build.helper(queue.context, "scan_special.cl",
                        {"SMALL_EXP": SMALL_EXP, "BIG_EXP": BIG_EXP})
-    units = sum(m.rows * -(-m.cols // (4 if m.ld % 4 == 0 else 1)) for m in (a, b))
-    cap = 2048 * queue.device.max_compute_units
-    size = min(operands.rounded(units, SCAN_LOCAL), operands.rounded(cap, SCAN_LOCAL))
+    groups = min(a.rows + b.rows, 8 * queue.device.max_compute_units)
+    size = groups * SCAN_LOCAL
     return build.bind(queue, prg, "scan", (size,), (SCAN_LOCAL,),
                       (a.buf, np.int32(a.rows), np.int32(a.cols), np.int32(a.ld),
                        b.buf, np.int32(b.rows), np.int32(b.cols), np.int32(b.ld),
