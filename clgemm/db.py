@@ -341,12 +341,15 @@ def version(dev: cl.Device) -> tuple:
     now = time.monotonic()
     seen = _seen.get(dev.int_ptr)
     if seen is None or now - seen[0] >= RESTAT_S:
-        seen = _seen[dev.int_ptr] = (now, stamp(dev))
+        st = stamp(dev)
+        # the stamp as a small int: a key holding its paths would hash them on every call
+        seen = _seen[dev.int_ptr] = (now, _tokens.setdefault(st, len(_tokens)))
     return seen[1], _written
 
 
 RESTAT_S = 1.0
-_seen: dict[int, tuple[float, tuple]] = {}
+_seen: dict[int, tuple[float, int]] = {}
+_tokens: dict[tuple, int] = {}   # each stamp seen, numbered
 
 
 def entries_for(dev: cl.Device) -> dict:

@@ -7,6 +7,8 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   bare      an empty kernel, pre-bound, enqueued and finished (the floor of any call)
   gemm      clgemm.gemm(queue, a, b) on device Arrays, a fresh output each call
   gemm_c    clgemm.gemm(queue, a, b, c) into an existing Array
+  gemm_flush  gemm() then queue.flush(): whether the driver holds a launch back until the
+            queue is flushed (the kernel would then start only at queue.finish())
   plan      a clgemm.Plan called as plan(a, b)
   uncached  gemm() with its plan cache emptied before each call (the first-call path,
             programs already built)
@@ -116,6 +118,7 @@ def main() -> None:
         calls = {"bare": lambda: cl.enqueue_nd_range_kernel(queue, knl, (32,), (32,)),
                  "gemm": lambda: clgemm.gemm(queue, a, b),
                  "gemm_c": lambda: clgemm.gemm(queue, a, b, c),
+                 "gemm_flush": lambda: (clgemm.gemm(queue, a, b), queue.flush()),
                  "plan": lambda: plan(a, b),
                  "uncached": uncached}
         syncs = dict.fromkeys(calls, queue.finish)
