@@ -19,7 +19,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 
-from . import db, operands, record
+from . import build, db, operands, record
 from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
 from .operands import F32
 
@@ -99,12 +99,12 @@ class _Variant:
             for knl, i, r in self.kslots:
                 knl.set_arg(i, bufs[r])
             for knl, i, r, unit in self.oslots:
-                knl.set_arg(i, np.int32(offs[r] // unit))
+                build.set_scalar(knl, i, np.int32(offs[r] // unit))
             for step, i, r in self.cslots:
                 step.args[i] = bufs[r]
             if self.ab != (alpha, beta):
                 for knl, i, name in self.scalars:
-                    knl.set_arg(i, np.float32(alpha if name == "alpha" else beta))
+                    build.set_scalar(knl, i, np.float32(alpha if name == "alpha" else beta))
                 self.ab = (alpha, beta)
             if self.guard is not None:
                 self.guard.advance()

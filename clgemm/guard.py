@@ -36,7 +36,7 @@ class Guard:
         self.epoch = self.epoch % _EPOCHS + 1
         epoch = np.int32(self.epoch)
         for knl, i in self.slots:
-            knl.set_arg(i, epoch)
+            build.set_scalar(knl, i, epoch)
 
 
 def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:
