@@ -82,7 +82,7 @@ def main() -> None:
         for i, (src, params) in enumerate(points):
             kern = variants[src]
             if i not in regs:
-                fp = build.footprint(ctx, kern, params)
+                fp = build.footprint(ctx, kern, kern.resolve(params, kern.defaults_for(queue.device)))
                 regs[i] = None if fp is None else fp[0]
             for m, n, k in shapes(args.shapes):
                 try:
