@@ -56,13 +56,20 @@ def _fresh_plans():
 
 @pytest.fixture
 def thresholds(monkeypatch):
-    """Sets launch-heuristics thresholds (clgemm.heuristics.DEFAULTS) for one test."""
-    from clgemm import heuristics, launch
+    """Sets launch-heuristics thresholds (clgemm.heuristics.DEFAULTS) for one test, over
+    the device's database too: on a device with shipped thresholds (the H200) those would
+    otherwise win over the test's values."""
+    from clgemm import db, heuristics, launch
+    chosen: set[str] = set()
+    measured = db.thresholds
+    monkeypatch.setattr(db, "thresholds",
+                        lambda dev: {k: v for k, v in measured(dev).items() if k not in chosen})
 
     def set_(**values):
         for name, value in values.items():
             assert name in heuristics.DEFAULTS, name
             monkeypatch.setitem(heuristics.DEFAULTS, name, value)
+            chosen.add(name)
         launch._facts.clear()
     yield set_
     launch._facts.clear()
