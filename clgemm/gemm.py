@@ -20,6 +20,7 @@ import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 
 from . import build, db, operands, record
+from . import guard as guards
 from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
 from .operands import F32
 
@@ -129,7 +130,8 @@ class Plan:
 
     `allocator` makes the outputs and scratch buffers (default: the calling thread's pool
     for the context, `memory_pool`). `guard` (kernel 7): each call scans the operands and
-    lets kernel 5 compute what kernel 7 cannot take (clgemm.guard); False skips the scan."""
+    lets kernel 5 compute what kernel 7 cannot take, and products less than 48 deep run
+    kernel 5 (clgemm.guard); False skips both."""
 
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, *,
                  trans_a: bool = False, trans_b: bool = False, kernel: object = None,
@@ -151,6 +153,8 @@ class Plan:
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(allocator if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
+        if self.guard:
+            kernel, params = guards.routed(kernel, params, self.shape[2])
         self.launch = GemmPlan(queue, kernel, params, shape=self.shape,
                                transposed_by=transposed_by, pad=pad, split_k=split_k,
                                workspace=Workspace(queue.context, self._allocate))

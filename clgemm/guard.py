@@ -13,13 +13,18 @@ from collections.abc import Callable
 import numpy as np
 import pyopencl as cl
 
-from . import build, operands
+from . import build, kernels, operands
 from .operands import Matrix
 
 SMALL_EXP = -51     # nonzero |x| < 2^SMALL_EXP is flagged
 BIG_EXP = 63        # |x| >= 2^BIG_EXP (and Inf, NaN) is flagged
 FALLBACK = "5"      # the FMA kernel that computes a flagged product (GUARD=2 in its build)
 SCAN_LOCAL = 256    # work-items per group of the scan
+# A product less deep than this runs kernel 5 (routed): summed by the MMA's truncating
+# adder, a short product's three terms keep less than float's round-to-nearest FMA chain.
+# Kernel 7's error over kernel 5's on uniform data (CPU emulation, 64 x 64, 2026-12-04):
+# k = 1: 3.1x, 8: 1.7x, 16: 1.4x, 24: 1.1x, 32: 1.0x, 48: 0.84x, 256: 0.44x.
+MIN_DEPTH = 48
 _EPOCHS = 2**31 - 1
 
 
@@ -37,6 +42,19 @@ class Guard:
         epoch = np.int32(self.epoch)
         for knl, i in self.slots:
             build.set_scalar(knl, i, epoch)
+
+
+def routed(kernel: object, params, k: int) -> tuple[object, object]:
+    """The (kernel, params) a guarded call of a product k deep runs: kernel 5's entry, for a
+    guarded kernel asked by name below MIN_DEPTH, where its errors exceed kernel 5's and
+    its speed cannot matter (one tile step); else what was asked."""
+    if kernel is None or k >= MIN_DEPTH:
+        return kernel, params
+    try:
+        guarded = kernels.get(kernel).guarded
+    except ValueError:       # an unknown kernel: the plan names it, as without the guard
+        return kernel, params
+    return (FALLBACK, None) if guarded else (kernel, params)
 
 
 def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:

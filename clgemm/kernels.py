@@ -441,8 +441,8 @@ _register(Kernel(
     technique="tile steps on the tensor cores, three TF32 MMAs per float product",
     params=(
         Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),
-        Param("TSN", 128, (32, 64, 128, 256), "columns of C per work-group"),
-        Param("TSK", 32, (16, 32, 64), "depth of the local tiles"),
+        Param("TSN", 64, (32, 64, 128, 256), "columns of C per work-group"),
+        Param("TSK", 16, (16, 32, 64), "depth of the local tiles"),
         Param("WM", 64, (16, 32, 64, 128), "rows of C per warp"),
         Param("WN", 32, (32, 64, 128), "columns of C per warp"),
         Param("FOLD", 16, (8, 16), "depth of the MMAs' fresh sums before a float add"),

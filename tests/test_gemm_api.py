@@ -352,8 +352,12 @@ from hypothesis import strategies as st  # noqa: E402
 @given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40),
        ta=st.booleans(), tb=st.booleans(), orders=st.sampled_from(["CCC", "FCF", "CFC", "FFF", "FFC"]),
        with_c=st.booleans(), beta=st.sampled_from([0.0, 1.0, -0.5]), as_array=st.booleans(),
-       kernel=st.sampled_from(["3", "5", "6", "7"]), by=st.sampled_from(["transpose", "kernel", "auto"]))
-def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel, by):
+       kernel=st.sampled_from(["3", "5", "6", "7"]), by=st.sampled_from(["transpose", "kernel", "auto"]),
+       guarded=st.booleans())
+def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_array, kernel, by,
+                           guarded):
+    """Every layout and op through gemm(); kernel 7 guarded (k < 48 runs kernel 5 then) or
+    alone, so that its own layouts are covered at these small shapes too."""
     rng = np.random.default_rng()
     a = rand(rng, *((k, m) if ta else (m, k)), order=orders[0])
     b = rand(rng, *((n, k) if tb else (k, n)), order=orders[1])
@@ -364,7 +368,7 @@ def test_any_layout_any_op(queue, m, n, k, ta, tb, orders, with_c, beta, as_arra
               "7": dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8)}[kernel]
     c = put(c0) if with_c else None
     out = clgemm.gemm(queue, put(a), put(b), c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
-                      kernel=kernel, params=params,
+                      kernel=kernel, params=params, guard=guarded,
                       transposed_by="transpose" if kernel in ("3", "7") and by == "kernel" else by)
     got = out.get() if as_array else out
     ref = verify.reference(a.T if ta else a, b.T if tb else b, 1.5, beta if with_c else 0.0, c0)

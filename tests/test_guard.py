@@ -18,7 +18,7 @@ from .test_submatrix import Block, aligned
 pytestmark = pytest.mark.usefixtures("home")   # conftest: no tuned entries
 
 P7 = SMALL["7"][0]
-M, N, K = 40, 50, 30
+M, N, K = 40, 50, 60     # K >= guard.MIN_DEPTH: shallower products run kernel 5
 F32 = np.float32
 TOP = F32((2 - 2**-12) * 2.0**100)      # times 2^27 just below float's max; its TF32 head is 2^101
 
@@ -125,10 +125,10 @@ def test_a_plan_alternating_special_and_ordinary_operands(queue, rng, monkeypatc
 
 @pytest.mark.parametrize("where", ["aligned", "offset 1"])
 def test_a_block_is_scanned_and_not_its_neighbours(queue, rng, where):
-    """A of a larger matrix whose other elements hold NaN: read where it lies (32 x 32, its
-    rows ld = 36 apart, at a sub-buffer's origin), or copied first (offset 1). The scan
+    """A of a larger matrix whose other elements hold NaN: read where it lies (32 x 64, its
+    rows ld = 68 apart, at a sub-buffer's origin), or copied first (offset 1). The scan
     reads the block as kernel 7 does, and nothing around it."""
-    a, b = verify.random_matrix(rng, 32, 32), verify.random_matrix(rng, 32, N)
+    a, b = verify.random_matrix(rng, 32, 64), verify.random_matrix(rng, 64, N)
     offset = aligned(queue) if where == "aligned" else 1
     block = Block(queue, a, "R", 4, offset)
     db = cla.to_device(queue, b)
@@ -192,3 +192,17 @@ def test_scan_thresholds(queue):
         assert scan_flags(queue, x, one, 8, 4) == want, value     # a row's partial float4
         assert scan_flags(queue, x, one, 5, 4) == want, value     # floats (ld 5)
         assert scan_flags(queue, one, y, 4, 8) == want, value     # a float4
+
+
+def test_shallow_products_run_kernel_5(queue, rng):
+    """Below guard.MIN_DEPTH a guarded kernel-7 call runs kernel 5's entry, whose float
+    chain is more accurate there than kernel 7's truncating MMA sums; at MIN_DEPTH and
+    without the guard, kernel 7 runs."""
+    k = guard.MIN_DEPTH - 1
+    a, b = verify.random_matrix(rng, M, k), verify.random_matrix(rng, k, N)
+    plan = clgemm.Plan(queue, M, N, k, kernel="7", params=P7)
+    assert plan.kernel == "5"
+    assert np.array_equal(product(queue, a, b, kernel="7", params=P7),
+                          product(queue, a, b, kernel="5"))
+    assert clgemm.Plan(queue, M, N, k, kernel="7", params=P7, guard=False).kernel == "7"
+    assert clgemm.Plan(queue, M, N, guard.MIN_DEPTH, kernel="7", params=P7).kernel == "7"
