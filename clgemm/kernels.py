@@ -143,7 +143,9 @@ class Kernel:
         work-group size and its extent along each dimension, local memory (on NVIDIA the
         probed limit, device.local_mem_limit), pocl's work-group stack
         (device.work_group_stack), and, with a build's `footprint` (registers per
-        work-item, local bytes: build.footprint, NVIDIA), its registers and local memory."""
+        work-item, local bytes: build.footprint, NVIDIA), its registers and local memory.
+        Parameters `p` leaves out take their registry defaults, as in a build."""
+        p = {**self.defaults, **p}
         bad = [c.text for c in self.constraints if not _holds(c, p)]
         if bad:  # geometry of a broken point may not even be computable
             return bad

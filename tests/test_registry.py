@@ -62,7 +62,7 @@ def test_tensor_core_geometry_and_build_option(queue):
     p = dict(TSM=128, TSN=64, TSK=16, WM=64, WN=32)
     assert k.geometry.local_size(p) == (64, 2)                     # 2 x 2 warps
     assert k.geometry.global_size(p, 130, 100) == (2 * 64, 2 * 2)
-    assert k.geometry.local_bytes(p) == 2 * 4 * (128 * 20 + 16 * 72) + 4 * 6 * 128
+    assert k.geometry.local_bytes(p) == 2 * 4 * (128 * 16 + 16 * 64) + 4 * 6 * 128
     assert k.violations(dict(p, TSN=32, WM=128, WN=32)) == []      # one warp
     assert "at most 8 warps per work-group" in k.violations(dict(p, TSM=256, TSN=256, WM=32, WN=32))
 
@@ -224,9 +224,9 @@ def test_nvidia_local_memory_is_probed_once_and_cached(tmp_path, monkeypatch):
     probes = []
     monkeypatch.setattr(device, "probe_local_mem", lambda dev: probes.append(dev) or 232448)
     k = kernels.get("7")
-    big = dict(TSM=256, TSN=128, TSK=32, WM=64, WN=64)             # 8 warps, 112 KiB
-    assert k.geometry.local_bytes(big) == 114688
-    assert k.violations(big, FakeDevice()) == ["local memory 114688 bytes exceeds the device's 49152"]
+    big = dict(TSM=256, TSN=128, TSK=32, WM=64, WN=64)             # 8 warps, 102 KiB
+    assert k.geometry.local_bytes(big) == 104448
+    assert k.violations(big, FakeDevice()) == ["local memory 104448 bytes exceeds the device's 49152"]
     assert k.violations(big, H200()) == []
     assert device.local_mem_limit(H200()) == 232448 and len(probes) == 1
     doc = json.loads((tmp_path / device.FACTS_FILE).read_text())
