@@ -148,6 +148,8 @@ class Plan:
         self.queue, self.shape = queue, (int(m), int(n), int(k))
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = bool(trans_a), bool(trans_b)
+        if not isinstance(guard, (bool, np.bool_)):
+            raise TypeError(f"guard must be True or False, not {guard!r}")
         self.allocator, self.guard = allocator, bool(guard)
         # pyopencl's MemoryPool is not made for threads: by default each calling thread
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock

@@ -206,3 +206,13 @@ def test_shallow_products_run_kernel_5(queue, rng):
                           product(queue, a, b, kernel="5"))
     assert clgemm.Plan(queue, M, N, k, kernel="7", params=P7, guard=False).kernel == "7"
     assert clgemm.Plan(queue, M, N, guard.MIN_DEPTH, kernel="7", params=P7).kernel == "7"
+
+
+@pytest.mark.parametrize("bad", ["no", None, 0])
+def test_guard_must_be_a_bool(queue, bad):
+    """A guard that is not True or False is refused by name, not read as truthy."""
+    a = np.ones((4, 4), F32)
+    with pytest.raises(TypeError, match="guard must be True or False"):
+        clgemm.gemm(queue, a, a, kernel="7", guard=bad)
+    with pytest.raises(TypeError, match="guard must be True or False"):
+        clgemm.Plan(queue, 4, 4, 4, kernel="7", guard=bad)
