@@ -352,6 +352,37 @@ _seen: dict[int, tuple[float, int]] = {}
 _tokens: dict[tuple, int] = {}   # each stamp seen, numbered
 
 
+def watch(dev: cl.Device) -> None:
+    """Count `dev`'s databases in `generation` from now on (gemm() watches each device it
+    plans for)."""
+    if dev.int_ptr not in _watched:
+        _watched[dev.int_ptr] = dev
+        _restat_at[0] = 0.0
+
+
+def generation() -> int:
+    """A number that changes whenever the tuned entries of any watched device may have:
+    at once for this process's own writes, within RESTAT_S for another process's tune (each
+    watched device's user database is stat'ed at most that often). gemm()'s plan cache asks
+    it on every call, so its common case is one clock read: `version` per device cost
+    about a microsecond of a call's host time on the H200."""
+    if time.monotonic() >= _restat_at[0]:
+        _restat()
+    return _generation[0]
+
+
+def _restat() -> None:
+    now = tuple(version(dev) for dev in _watched.values())
+    if now != _generation[1]:
+        _generation[:] = [_generation[0] + 1, now]
+    _restat_at[0] = time.monotonic() + RESTAT_S
+
+
+_watched: dict[int, cl.Device] = {}
+_generation: list = [0, ()]        # the number, and the versions it stands for
+_restat_at = [0.0]                 # when generation() next looks at the files
+
+
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver are used only when none matches
@@ -468,6 +499,7 @@ def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Map
                 {"params": dict(params), "gflops": gflops, **(extra or {})})
     global _written
     _written += 1
+    _restat_at[0] = 0.0          # generation() looks again on its next call
     return given
 
 

@@ -16,7 +16,7 @@ import pyopencl.array as cla
 from . import build
 
 F32 = np.dtype(np.float32)
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
 MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
 
 
@@ -162,12 +162,12 @@ def overlaps(x, y) -> bool:
 
 def scalar(x: object, name: str) -> float:
     """alpha or beta as a float the kernels can take (they compute in float32)."""
-    if type(x) is float and -_F32_MAX <= x <= _F32_MAX:   # the common case, on every call
+    if type(x) is float and -F32_MAX <= x <= F32_MAX:   # the common case, on every call
         return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(x).__name__} {x!r}")
     v = float(x)
-    if math.isfinite(v) and abs(v) > _F32_MAX:
+    if math.isfinite(v) and abs(v) > F32_MAX:
         raise ValueError(f"{name}={v!r} is beyond float32's range (the kernels compute in float32)")
     return v
 

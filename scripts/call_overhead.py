@@ -5,6 +5,9 @@ What a cached call costs above its kernels: for each contender, the median host 
 the call alone (it returns before the device finishes; queue.finish() follows, untimed)
 and of the call plus queue.finish(), after a warm-up, the contenders interleaved in rounds:
   bare      an empty kernel, pre-bound, enqueued and finished (the floor of any call)
+  bound     gemm()'s own first kernel as the plan bound it, enqueued again as it stands
+            (the driver's cost of launching that kernel)
+  bound_args  the same after setting its buffer arguments again, as each call does
   gemm      clgemm.gemm(queue, a, b) on device Arrays, a fresh output each call
   gemm_c    clgemm.gemm(queue, a, b, c) into an existing Array
   gemm_flush  gemm() then queue.flush(): whether the driver holds a launch back until the
@@ -91,12 +94,56 @@ def cublas_span_us(call, repeat: int) -> float:
     return bench(call, repeat) * 1e3
 
 
+PIECES = [   # statements of a cached call, timed alone (names from pieces() below)
+    "clgemm.gemm(queue, a, b)", "plan(a, b)", "step()", "bound_args()",
+    "queue.device", "db.version(queue.device)", "hash(queue)",
+    "_plans.get((queue, 16, 16, 16, False, False, None, None, 'auto', 'auto', None, True, "
+    "db.version(queue.device)))",
+    "operands.scalar(1.0, 'alpha')", "a.shape == b.shape", "a.dtype == F32",
+    "a.context == ctx", "a.flags.forc", "a.events", "a.base_data", "a.offset",
+    "pool(4096)", "knl_.set_arg(i_, a.base_data)",
+    "new_array(queue, (16, 16), (64, 4), a.base_data, pool, ev)",
+    "with lock: pass", "threading.get_ident()",
+]
+
+
+def pieces(queue, a, b, plan, step, bound_args, number: int = 2000) -> dict[str, float]:
+    """Microseconds per statement of the cached path, the fastest of 5 runs of `number`
+    (the queue is finished between runs, so enqueues do not pile up)."""
+    import threading
+    import timeit
+
+    from clgemm import db, operands
+    import importlib
+    gemm_module = importlib.import_module("clgemm.gemm")
+    from clgemm.operands import F32
+    variant = next(iter(plan._variants.values()))
+    knl_, i_, _ = variant.kslots[0]
+    ev = step()
+    queue.finish()
+    env = dict(clgemm=clgemm, queue=queue, a=a, b=b, plan=plan, step=step,
+               bound_args=bound_args, db=db, operands=operands, F32=F32, ctx=queue.context,
+               _plans=gemm_module._plans, pool=clgemm.memory_pool(queue), knl_=knl_, i_=i_,
+               new_array=gemm_module._new_array, ev=ev, lock=threading.RLock(),
+               threading=threading)
+    out = {}
+    for stmt in PIECES:
+        runs = []
+        for _ in range(5):
+            runs.append(timeit.timeit(stmt, globals=env, number=number) / number * 1e6)
+            queue.finish()
+        out[stmt] = min(runs)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16,512", help="square sizes, comma-separated")
     ap.add_argument("--repeat", type=int, default=200, help="calls per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_path", default=None, help="write the rows here")
+    ap.add_argument("--pieces", action="store_true",
+                    help="also time the statements of a cached call one by one")
     args = ap.parse_args()
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
@@ -115,7 +162,18 @@ def main() -> None:
             clgemm.clear_cache()
             clgemm.gemm(queue, a, b)
 
+        plan(a, b)
+        variant = next(iter(plan._variants.values()))     # the layout plan(a, b) uses
+        step = variant.steps[0]
+
+        def bound_args():
+            for k_, i, r in variant.kslots:
+                k_.set_arg(i, (a, b, c, c)[r].base_data)
+            return step()
+
         calls = {"bare": lambda: cl.enqueue_nd_range_kernel(queue, knl, (32,), (32,)),
+                 "bound": step,
+                 "bound_args": bound_args,
                  "gemm": lambda: clgemm.gemm(queue, a, b),
                  "gemm_c": lambda: clgemm.gemm(queue, a, b, c),
                  "gemm_flush": lambda: (clgemm.gemm(queue, a, b), queue.flush()),
@@ -137,6 +195,10 @@ def main() -> None:
                **{f"{name}_us": statistics.median(ts) for name, ts in alone.items()},
                **{f"{name}_sync_us": statistics.median(ts) for name, ts in synced.items()}}
         row["gemm_over_bare_us"] = row["gemm_us"] - row["bare_us"]
+        if args.pieces:
+            row["pieces_us"] = pieces(queue, a, b, plan, step, bound_args)
+            for stmt, us in row["pieces_us"].items():
+                print(f"{size}: {us:7.2f} us  {stmt}")
         spans = kernel_spans(ctx, a, b, args.repeat)
         if spans is not None:
             row["kernel_span_synced_us"], row["kernel_span_back_to_back_us"] = spans

@@ -1,6 +1,8 @@
 """The fast path of repeated calls: gemm()'s plan cache, clgemm.Plan, and the memory pool."""
 
 import sys
+import time
+import types
 
 import numpy as np
 import pyopencl.array as cla
@@ -66,6 +68,32 @@ def test_what_the_plan_keys_on_misses_the_cache(queue, rng, change):
     assert verify.rel_error(out.get(), verify.reference(opa, b.get())) <= verify.tolerance(29)
     if change == "database":
         assert next(reversed(gemm_mod._plans.values())).params == dict(P5, PAD=1)
+
+
+def test_another_process_tune_is_seen_within_restat_s(queue, rng, monkeypatch):
+    """gemm() reads no file on a cached call: a tune written by another process counts from
+    the first call db.RESTAT_S after the last look, not before."""
+    clock = [time.monotonic()]
+    monkeypatch.setattr(db, "_seen", {})
+    monkeypatch.setattr(db, "time", types.SimpleNamespace(monotonic=lambda: clock[0],
+                                                          strftime=time.strftime))
+    db._restat_at[0] = 0.0
+    a, b = cla.to_device(queue, rand(rng, 37, 29)), cla.to_device(queue, rand(rng, 29, 41))
+    clgemm.gemm(queue, a, b, kernel="5")
+    assert next(reversed(gemm_mod._plans.values())).params != P5
+    written = db._written
+    db.record_best(queue.device, "5", 37, 41, 29, P5, 1.0)
+    monkeypatch.setattr(db, "_written", written)         # as if another process wrote it
+    db._restat_at[0] = clock[0] + db.RESTAT_S
+    misses = clgemm.cache_info()["misses"]
+    clock[0] += db.RESTAT_S / 2
+    clgemm.gemm(queue, a, b, kernel="5")
+    assert clgemm.cache_info()["misses"] == misses             # not looked at yet
+    clock[0] += db.RESTAT_S / 2
+    out = clgemm.gemm(queue, a, b, kernel="5")
+    assert clgemm.cache_info()["misses"] == misses + 1
+    assert next(reversed(gemm_mod._plans.values())).params == P5
+    assert verify.rel_error(out.get(), verify.reference(a.get(), b.get())) <= verify.tolerance(29)
 
 
 def test_a_plan_lays_out_each_order_and_beta_once(queue, rng):
