@@ -209,7 +209,8 @@ def test_run_gemm_reports_its_stages(queue):
     r = run_gemm(queue, 24, 24, 24, kernel="1", repeat=3,
                  progress=lambda stage, done=None, total=None: seen.append((stage, done, total)))
     assert r["verified"]
-    stages = [s for s, _, _ in seen]
+    # where the compiler reports registers (NVIDIA's -cl-nv-verbose), a build for it comes first
+    stages = [s for s, _, _ in seen if s != "compiling kernel 1 for the compiler's register report"]
     assert stages[:4] == ["making random operands", "compiling kernel 1 (naive)", "warm-up launch",
                           "verifying 24 of 24 rows against float64"]
     timed = [(d, t) for s, d, t in seen if s == "timing"]
@@ -240,7 +241,10 @@ def test_devices_shows_pocls_work_group_stack(queue):
     r = invoke("devices")
     assert r.exit_code == 0, r.output
     stack = device.work_group_stack(queue.device)
-    assert (f"a work-group's stack: {stack / 2**20:.1f} MiB" in r.output) == (stack is not None)
+    if stack is None:                  # a device that runs work-groups on no host stack
+        assert "a work-group's stack" not in r.output
+    else:
+        assert f"a work-group's stack: {stack / 2**20:.1f} MiB" in r.output
 
 
 def test_a_wide_table_piped_is_printed_in_full(capsys):

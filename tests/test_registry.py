@@ -71,7 +71,8 @@ def test_tensor_core_geometry_and_build_option(queue):
                                compute_capability_minor_nv=minor)
     assert device.has_tf32_mma(nv(9, 0)) and device.has_tf32_mma(nv(8, 0))
     assert not device.has_tf32_mma(nv(7, 5)) and not device.has_tf32_mma(nv(9, 0, ext=""))
-    assert build.device_options(queue.context, k) == ("-DMMA=0",)   # the CPU: emulated
+    mma = int(device.has_tf32_mma(queue.device))        # pocl: 0, emulated; the H200: 1
+    assert build.device_options(queue.context, k) == (f"-DMMA={mma}",)
     assert build.device_options(queue.context, kernels.get("5")) == ()
 
 

@@ -12,6 +12,7 @@ import tomllib
 import warnings
 from pathlib import Path
 
+import pyopencl as cl
 import pytest
 from click.testing import CliRunner
 
@@ -124,9 +125,11 @@ def test_the_default_worker_count_is_every_core_memory_allows(queue, monkeypatch
     monkeypatch.setattr(pool, "cores", lambda: 16)
     monkeypatch.setattr(pool, "host_available", lambda: 1 << 50)
     assert pool.default_workers(queue.device, 64, 64, 64) == 16
-    # host memory for three workers (each its context and its operands, 6 copies on a CPU)
+    # host memory for three workers (each its context and its operands: 6 copies on a CPU
+    # device, whose buffers are host memory too, 4 for a GPU)
     data = 4 * 3 * 4096 * 4096
-    each = pool.WORKER_BASE_BYTES + 6 * data
+    cpu = bool(queue.device.type & cl.device_type.CPU)
+    each = pool.WORKER_BASE_BYTES + (6 if cpu else 4) * data
     monkeypatch.setattr(pool, "host_available", lambda: int(3.5 * each / 0.75))
     assert pool.default_workers(queue.device, 4096, 4096, 4096) == 3
     monkeypatch.setattr(pool, "host_available", lambda: 1)
