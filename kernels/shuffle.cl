@@ -35,10 +35,16 @@ inline float shfl_xor(float v, int lid, int mask) {
 #define SHUFFLE_SCRATCH(n)
 #define SHFL_XOR(v, mask) intel_sub_group_shuffle_xor((v), (uint)(mask))
 #else
+// The scratch's store and load are calls kept out of line: pocl makes the code between two
+// barriers a loop over the work-group's work-items, one per barrier of the unrolled kernel
+// body, and with them inlined LLVM took 23 s (WARPS=1) and 60 s (WARPS=2) to build the
+// shuffle transpose's 64 exchanges, against 5 and 10 s as calls (2026-12-04).
+__attribute__((noinline)) void shfl_put(__local float* s, const int i, const float v) { s[i] = v; }
+__attribute__((noinline)) float shfl_get(__local const float* s, const int i) { return s[i]; }
 inline float shfl_xor_local(__local float* s, int lid, float v, int mask) {
-    s[lid] = v;
+    shfl_put(s, lid, v);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const float r = s[lid ^ mask];
+    const float r = shfl_get(s, lid ^ mask);
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }

@@ -19,10 +19,12 @@ SMALL = {
           dict(TSM=32, TSN=32, TSK=32, WM=16, WN=32, FOLD=16)],
 }
 
-# pocl builds a work-group function per barrier region, and the emulated shuffles (two
-# barriers each) make the shuffle transpose slow to build: WARPS = 1, 2, 4 took 30, 79 and
-# 126 s with an empty pocl cache (2026-12-03); two sets cover one and several warps. So
-# kernel 7's second set: 32x64x16 tiles took 42 s, 32x32x16 25 s.
+# pocl builds a work-group function per barrier region, and the emulated shuffles and MMAs
+# (two barriers each) make the shuffle transpose and kernel 7 its slowest builds: WARPS =
+# 1, 2, 4 took 30, 79 and 126 s with an empty pocl cache (2026-12-03), kernel 7 at 32x64x16
+# tiles 42 s, at 32x32x16 25 s; so two sets cover one and several warps, and kernel 7's
+# second set keeps 32x32 tiles. With the emulation's scratch reads and writes as calls
+# (shuffle.cl, 7_tensor_cores.cl) they took 4, 8 and 10 s and 2-4 s (2026-12-04).
 SMALL_TRANSPOSE = {
     "naive": [{"TS": 4}, {"TS": 8}],
     "local": [{"TS": 8, "RPT": 2}, {"TS": 16, "RPT": 4}],
