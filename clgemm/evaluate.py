@@ -122,13 +122,17 @@ class Evaluator:
         return plan.launched(*self.shape), plan.kmajor_a(*self.shape)
 
     def check_shape(self, plan) -> tuple[int, int, int]:
-        """Odd, so that every partial-tile path runs; but when the target shape takes the
-        build without bounds checks (EXACT), whole tiles of it, so that build is the one
-        checked and no second compile is needed."""
-        if not plan.exact(*self.layout(plan)[0]):
+        """Odd, so that every partial-tile path runs; but when the target shape takes a
+        build without bounds checks (EXACT, CLAMP), a shape that takes the same build (whole
+        tiles; k whole tiles with the target's remainders of m and n), so that build is the
+        one checked and no second compile is needed."""
+        launched = self.layout(plan)[0]
+        exact, clamps = plan.exact(*launched), plan.clamps(*launched)
+        if not (exact or clamps):
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
-        return (2 * tm, 3 * tn, 5 * plan.params["TSK"])
+        m, n, _ = launched
+        return (2 * tm + m % tm, 3 * tn + n % tn, 5 * plan.params["TSK"])
 
     def measure(self, plan, cutoff_ms: float | None = None) -> dict:
         """Check on fresh random data at an odd shape, then time at the target shape and

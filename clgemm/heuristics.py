@@ -84,13 +84,24 @@ def exact(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> bool
     return kern.exact and kern.divides(params, *shape)
 
 
+def clamps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> bool:
+    """Whether a launch at `shape` that is not whole tiles may use the CLAMP build (no
+    bounds checks, edge rows and columns re-read): k must be whole tiles, since a re-read
+    k would add terms, while m and n may end anywhere."""
+    return (kern.clamp and not exact(kern, params, shape)
+            and shape[2] % tile_of(kern, params)[2] == 0)
+
+
 def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
          mode: str = "auto") -> bool:
-    """Whether a launch at `shape` runs on zero-padded copies of whole tiles."""
+    """Whether a launch at `shape` runs on zero-padded copies of whole tiles. Not where the
+    CLAMP build runs unpadded: it launches the same tiles without the copies."""
     if not kern.exact or exact(kern, params, shape) or mode == "no":
         return False
     if mode == "yes":
         return True
+    if clamps(kern, params, shape):
+        return False
     m, n, k = shape
     mp, np_, kp = kern.whole_tiles(params, m, n, k)
     return (m * n * k >= f["pad_min_volume"] and k >= f["pad_min_k"]
@@ -178,7 +189,7 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     s = splits(kern, params, at, f, tuned=tuned)
     groups, depth = tiles(kern, params, at)
     groups *= s
-    r = residents["exact" if exact(kern, params, at) else "checked"]
+    r = residents["exact" if exact(kern, params, at) or clamps(kern, params, at) else "checked"]
     units = f.compute_units
     busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
     return busiest * -(-depth // s)

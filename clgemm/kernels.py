@@ -83,6 +83,9 @@ class Kernel:
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
+    # honours -DCLAMP (common.cl): launches whose k is whole tiles but whose m or n is not
+    # take a build without bounds checks whose edge tiles re-read C's last row or column
+    clamp: bool = False
     # reads A stored K x M (-DA_KMAJOR) and B stored N x K (-DB_NMAJOR) as they lie
     layouts: bool = False
     # can cut k into slices summed by a second kernel, splitk_reduce (split-K)
@@ -380,7 +383,8 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, layouts=True, split_k=True,
+    key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, clamp=True,
+    layouts=True, split_k=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -390,7 +394,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True,
+    key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True, clamp=True,
     layouts=True, split_k=True, same_params_as="5",
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),

@@ -175,6 +175,9 @@ class GemmPlan:
     def exact(self, m: int, n: int, k: int) -> bool:
         return heuristics.exact(self.kernel, self.params, (m, n, k))
 
+    def clamps(self, m: int, n: int, k: int) -> bool:
+        return heuristics.clamps(self.kernel, self.params, (m, n, k))
+
     def pads(self, m: int, n: int, k: int) -> bool:
         return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad)
 
@@ -219,17 +222,18 @@ class GemmPlan:
                  b_nmajor: bool = False, split_k: int | str | None = None,
                  c_unaligned: bool = False, guard: int = 0) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
-        use: one build per variant (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED: C's
-        leading dimension is not a multiple of the vector width; GUARD=1 or 2 for
+        use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
+        B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
+        vector width; GUARD=1 or 2 for
         clgemm.guard), since each drops or adds code that costs registers in the others."""
         key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
-               c_unaligned) + ((guard,) if guard else ())
+               c_unaligned, self.clamps(m, n, k)) + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
             opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                        "-DC_UNALIGNED"), key) if on]
+                                        "-DC_UNALIGNED", "-DCLAMP"), key) if on]
             opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))

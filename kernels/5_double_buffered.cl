@@ -13,6 +13,8 @@
 // Edges: any M, N, K >= 1, handled as in kernel 4.
 // Builds the host picks per launch (not tuning parameters):
 // - EXACT (common.cl): whole tiles, no bounds checks on the tile loads.
+// - CLAMP (common.cl): k in whole tiles, M or N not: no bounds checks either; tile rows
+//   and columns past M or N re-read the matrix's last one (no zero-padded copies).
 // - A_KMAJOR / B_NMAJOR: A stored K x M, B stored N x K, read as they lie; a tile whose
 //   rows run along k is then stored straight, the other one transposed.
 // - SPLIT_K: a launch with get_num_groups(2) = S cuts the k loop into S slices of whole
@@ -97,13 +99,16 @@ void gemm(const int M, const int N, const int K, const float alpha,
 
     // Global -> registers: COUNT vectors of a block of rows of `src`, rows row0.., vector
     // columns col0v.. (COLSV vectors per row), work-item tid taking every NT-th vector;
-    // out-of-range vectors read as zero (INSIDE, common.cl).
-    #define LOAD_ROWS(dst, src, ldv, row0, rows, col0v, colsv, COLSV, COUNT)           \
+    // out-of-range vectors read as zero (INSIDE, common.cl), or, in a CLAMP build, the
+    // last row or column along m or n again (ROW and COL are EDGE for an index along m
+    // or n, DEPTH for one along k).
+    #define LOAD_ROWS(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT) \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
             const int e = tid + l * NT;                                                 \
             const int r = e / (COLSV), cv = (col0v) + e % (COLSV);                      \
             dst[l] = INSIDE((row0) + r < (rows) && cv < (colsv))                        \
-                     ? src[((row0) + r) * (ldv) + cv] : (floatW)(0.0f);                 \
+                     ? src[ROW((row0) + r, rows) * (ldv) + COL(cv, colsv)]              \
+                     : (floatW)(0.0f);                                                  \
         }
     // Registers -> a k-major local tile: rows that run along k are stored as they are...
     #define STORE_ROWS(sub, src, COLSV, COUNT)                                          \
@@ -126,17 +131,17 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // The tile starting at depth t. A is M x K (rows along m) unless the host built this
     // with A_KMAJOR (A given as K x M, lda >= M); B is K x N unless B_NMAJOR (N x K).
 #ifndef A_KMAJOR
-    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, m0, M, (t) / WIDTH, Kv, TSK / WIDTH, LPTA)
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, m0, M, EDGE, (t) / WIDTH, Kv, DEPTH, TSK / WIDTH, LPTA)
     #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
 #else
-    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), kend, m0 / WIDTH, Mv, TSM / WIDTH, LPTA)
+    #define LOAD_A(t) LOAD_ROWS(ra, A, ldav, (t), kend, DEPTH, m0 / WIDTH, Mv, EDGE, TSM / WIDTH, LPTA)
     #define STORE_A(buf) STORE_ROWS(Asub[buf], ra, TSM / WIDTH, LPTA)
 #endif
 #ifndef B_NMAJOR
-    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), kend, n0 / WIDTH, Nv, TSN / WIDTH, LPTB)
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, (t), kend, DEPTH, n0 / WIDTH, Nv, EDGE, TSN / WIDTH, LPTB)
     #define STORE_B(buf) STORE_ROWS(Bsub[buf], rb, TSN / WIDTH, LPTB)
 #else
-    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, n0, N, (t) / WIDTH, Kv, TSK / WIDTH, LPTB)
+    #define LOAD_B(t) LOAD_ROWS(rb, B, ldbv, n0, N, EDGE, (t) / WIDTH, Kv, DEPTH, TSK / WIDTH, LPTB)
     #define STORE_B(buf) STORE_TRANSPOSED(Bsub[buf], rb, TSK / WIDTH, LPTB)
 #endif
     #define LOAD_TILE(t) LOAD_A(t) LOAD_B(t)

@@ -13,12 +13,24 @@
 
 // EXACT: the host defines it for a launch whose shape divides the tiles (M % TSM, N % TSN
 // and K % TSK all zero). The bounds checks of the tile loads, written INSIDE(cond), then
-// compile away; otherwise they stay, and any M, N, K >= 1 works.
-#ifdef EXACT
+// compile away; otherwise (and without CLAMP) they stay, and any M, N, K >= 1 works.
+// CLAMP: the host defines it for a launch whose k is a whole number of tiles but whose M
+// or N is not. The tile loads then have no bounds checks either: a row or column of a
+// tile past M or N re-reads the last one of the matrix (EDGE clamps the index), so every
+// load is in bounds and stays unconditional; the results those rows and columns produce
+// are computed and never stored (store_c_vec checks the edge tiles). Without CLAMP, EDGE
+// leaves the index as it is.
+#if defined(EXACT) || defined(CLAMP)
 #define INSIDE(cond) 1
 #else
 #define INSIDE(cond) (cond)
 #endif
+#ifdef CLAMP
+#define EDGE(i, n) min((i), (n) - 1)
+#else
+#define EDGE(i, n) (i)
+#endif
+#define DEPTH(i, n) (i)    // an index along k: never clamped (re-reading k adds terms)
 
 // GUARD: the host builds kernel 7 with GUARD=1 and a kernel-5 fallback with GUARD=2 for
 // gemm()'s guarded launch (clgemm/guard.py): scan_special.cl stores the call's epoch into

@@ -395,6 +395,8 @@ def test_pad_rule(queue):
     assert not plan.pads(4001, 4001, 135)              # too shallow to repay the copies
     assert not plan.pads(1001, 1001, 2150)             # too narrow
     assert plan.pads(4001, 4001, 1001)
+    assert not plan.pads(4001, 4001, 4000) and plan.clamps(4001, 4001, 4000)   # CLAMP, no copies
+    assert GemmPlan(queue, "5", P5, pad="yes").pads(4001, 4001, 4000)
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
     assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes").pads(37, 53, 29)
@@ -444,9 +446,9 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
 
 
 @pytest.mark.parametrize("by,pad,built", [
-    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED): C is 37 x 53, written in place
-    ("kernel", "no", {(False, True, False, False, True)}),       # A read as K x M, partial tiles
-    ("transpose", "yes", {(True, False, False, False, True)}),   # padded to whole tiles: EXACT
+    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, CLAMP): C is 37 x 53, in place
+    ("kernel", "no", {(False, True, False, False, True, False)}),      # A read as K x M, partial tiles
+    ("transpose", "yes", {(True, False, False, False, True, False)}),  # padded to whole tiles: EXACT
 ])
 def test_prepare_builds_only_the_variant_it_launches(queue, rng, by, pad, built):
     from clgemm.gemm import prepare
@@ -645,7 +647,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
     assert prep.kmajor and prep.padded
     assert len(prep.launch()) == (2 if where == "host" else 3)
-    assert set(plan._programs) == {(True, True, False, False, True)}  # EXACT, A_KMAJOR, n = 63
+    assert set(plan._programs) == {(True, True, False, False, True, False)}  # EXACT, A_KMAJOR, n = 63
     assert close(host_result(queue, prep), verify.reference(a, b), k)
 
 

@@ -76,6 +76,58 @@ def test_whole_tiles_use_the_build_without_bounds_checks(queue, rng, kernel):
         check(queue, rng, *shape, kernel, params)
 
 
+@pytest.mark.parametrize("kernel,i", [(k, i) for k, v in kernels.GEMM.items() if v.clamp
+                                      for i in range(len(SMALL[k]))])
+@pytest.mark.parametrize("by", ["transpose", "kernel"])
+@pytest.mark.parametrize("split", [1, 3])
+def test_edge_tiles_re_read_in_the_clamp_build(queue, rng, kernel, i, by, split):
+    """k in whole tiles, m and n not (n also not a multiple of the vector width, m = 1 and
+    n = 1 among them): the CLAMP build runs, unpadded, and its re-read edge rows and
+    columns never reach C. Both layouts of A (row-major, read K x M), split-K, alpha and
+    beta, beta = 0 over a NaN C, and C's neighbours in a larger buffer left alone."""
+    import pyopencl.array as cla
+
+    from clgemm.gemm import GemmPlan, prepare
+    params = SMALL[kernel][i]
+    plan = GemmPlan(queue, kernel, params, transposed_by=by, split_k=split)
+    tm, tn = plan.kernel.geometry.tile(plan.params)
+    tk = plan.params["TSK"]
+    for m, n, k in ((2 * tm + 3, 3 * tn - 5, 4 * tk), (1, 2 * tn + 1, 3 * tk),
+                    (2 * tm - 1, 1, 6 * tk)):
+        assert plan.clamps(m, n, k) and not plan.exact(m, n, k) and not plan.pads(m, n, k)
+        a = verify.random_matrix(rng, k, m).T if by == "kernel" else verify.random_matrix(rng, m, k)
+        b = verify.random_matrix(rng, k, n)
+        c0 = verify.random_matrix(rng, m, n)
+        for alpha, beta in ((1.0, 0.0), (-0.75, 1.25)):
+            big = np.full((m + 2, n + 3), np.nan, np.float32)
+            if beta:
+                big[1:m + 1, 2:n + 2] = c0
+            dev = cla.to_device(queue, big)
+            c = dev[1:m + 1, 2:n + 2]
+            prep = prepare(plan, a, b, c, alpha, beta)
+            assert not prep.padded
+            prep.launch()
+            got = dev.get()
+            ref = verify.reference(a, b, alpha, beta, c0)
+            err = verify.rel_error(got[1:m + 1, 2:n + 2], ref)
+            assert err <= verify.tolerance(k), f"{m}x{n}x{k} alpha={alpha} beta={beta}: {err:.2e}"
+            got[1:m + 1, 2:n + 2] = np.nan
+            assert np.isnan(got).all(), f"{m}x{n}x{k}: C's neighbours written"
+    assert all(key[5] for key in plan._programs), plan._programs   # only CLAMP builds
+
+
+def test_clamp_rule(queue):
+    """CLAMP where k is whole tiles and m or n is not; never with k partial (a re-read k
+    would add terms), never for whole tiles (EXACT), never for kernels without it."""
+    from clgemm.gemm import GemmPlan
+    plan = GemmPlan(queue, "5", SMALL["5"][0])              # 32 x 32 x 8 tiles
+    assert plan.clamps(33, 32, 8) and plan.clamps(32, 1, 64) and plan.clamps(1, 1, 8)
+    assert not plan.clamps(32, 32, 8) and plan.exact(32, 32, 8)
+    assert not plan.clamps(33, 33, 9) and not plan.clamps(32, 32, 12)
+    assert not GemmPlan(queue, "4", SMALL["4"][0]).clamps(33, 33, 8)
+    assert not GemmPlan(queue, "7", SMALL["7"][0]).clamps(33, 33, 32)
+
+
 def test_tensor_core_products_keep_float_accuracy(queue, rng):
     """Kernel 7 splits each float into two TF32 parts; its error must stay at float's
     level, not TF32's (~3e-4) nor that of sums chained through the tensor cores' truncating

@@ -78,22 +78,23 @@ def reports(stderr: str) -> list[str]:
 
 GEMM_SHAPES = [(37, 53, 29), (5, 131, 67)]
 EXACT_SHAPE = (64, 128, 48)   # whole tiles of every SMALL set: the build without bounds checks
+CLAMP_SHAPE = (37, 53, 48)    # k whole tiles, m and n not: the CLAMP build's re-read edges
 TRANSPOSE_SHAPES = [(37, 53), (130, 7), (128, 64)]   # the last: whole blocks of shuffle WARPS=1, 2
 
 
 @pytest.mark.parametrize("key", list(kernels.GEMM))
 def test_gemm_kernel_is_clean(key):
     kern = kernels.get(key)
-    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else [])
+    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else []) + ([CLAMP_SHAPE] if kern.clamp else [])
     # the registry defaults (large tiles, slow to simulate) at one shape, the small sets at all
     cases = [("gemm", key, None, shapes[0])]
     cases += [("gemm", key, p, s) for p in SMALL[key] for s in shapes]
     if kern.layouts:        # the builds that read A as K x M and B as N x K
         cases += [("gemm", key, p, s, {"trans": (True, True)}) for p in SMALL[key]
-                  for s in (GEMM_SHAPES[0], EXACT_SHAPE)]
+                  for s in (GEMM_SHAPES[0], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())]
     if kern.split_k:        # k cut into slices (three for EXACT_SHAPE's six tiles of k)
         cases += [("gemm", key, p, s, {"split": 3}) for p in SMALL[key]
-                  for s in (GEMM_SHAPES[1], EXACT_SHAPE)]
+                  for s in (GEMM_SHAPES[1], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())]
     if kern.guarded:        # an Inf: the scan flags it, the kernel returns, kernel 5 computes
         cases += [("gemm", key, SMALL[key][0], GEMM_SHAPES[1], {"inf": True})]   # k >= 48
     rc, out, err = simulate(cases)

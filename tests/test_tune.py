@@ -458,11 +458,24 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {(True, False, False, False, False)}    # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED)
+    exact_only = {(True, False, False, False, False, False)}  # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, CLAMP)
     assert set(plan._programs) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == exact_only
+
+
+def test_clamp_target_compiles_and_checks_only_the_clamp_build(queue):
+    """A target with k in whole tiles and m, n not is checked at a shape with the same
+    remainders, so the CLAMP build timed is the one checked (and the only one compiled)."""
+    from clgemm.evaluate import Evaluator
+    ev = Evaluator(queue, "5", 37, 45, 32, repeat=2)
+    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+    clamp_only = {(False, False, False, False, False, True)}
+    assert set(plan._programs) == clamp_only
+    assert ev.check_shape(plan) == (69, 109, 40)
+    assert ev.measure(plan)["status"] == "ok"
+    assert set(plan._programs) == clamp_only
 
 
 def test_export_t4(tmp_path):
@@ -497,7 +510,7 @@ def test_split_target_checks_the_split_build(queue):
     ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.splits(1, 32, 4096) > 1
-    split_only = {(False, False, False, True, False)}
+    split_only = {(False, False, False, True, False, True)}     # k whole tiles: CLAMP
     assert set(plan._programs) == split_only
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == split_only
@@ -559,8 +572,8 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
     from clgemm.evaluate import Evaluator
     thresholds(kmajor_min_n=0, kmajor_min_volume=0)
-    for shape, builds in (((64, 64, 64), {(True, True, False, False, False)}),
-                          ((37, 45, 29), {(False, True, False, False, False)})):
+    for shape, builds in (((64, 64, 64), {(True, True, False, False, False, False)}),
+                          ((37, 45, 29), {(False, True, False, False, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
         plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
         assert set(plan._programs) == builds
@@ -577,10 +590,10 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
-    assert set(plan._programs) == {(True, False, False, False, False)}
+    assert set(plan._programs) == {(True, False, False, False, False, False)}
     r = ev.measure(plan)
     assert r["status"] == "ok", r
-    assert set(plan._programs) == {(True, False, False, False, False)}
+    assert set(plan._programs) == {(True, False, False, False, False, False)}
 
 
 # ------------------------------------------------------------ waves: untuned shapes
