@@ -443,7 +443,7 @@ def _mma_local_bytes(p) -> int:
 
 _register(Kernel(
     key="7", name="tensor-cores", source="7_tensor_cores.cl", mma=True, opt_in=True, exact=True,
-    guarded=True,
+    clamp=True, guarded=True,
     technique="tile steps on the tensor cores, three TF32 MMAs per float product",
     params=(
         Param("TSM", 128, (32, 64, 128, 256), "rows of C per work-group"),

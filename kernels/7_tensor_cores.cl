@@ -30,7 +30,8 @@
 // of the MMAs' fresh sums: 8 or 16).
 // Constraints: the tile's float4 loads split evenly over the work-group; at most 8 warps;
 // local memory 2*(TSM*TSK + TSK*TSN)*4 bytes; lda, ldb and ldc multiples of 4.
-// Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles).
+// Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles, CLAMP for k in
+// whole tiles).
 // gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
 // Devices: MMA=1 (NVIDIA, compute capability 8.0 or later; the build sets it) runs the
 // PTX; elsewhere (pocl, Oclgrind) each MMA is emulated through local memory with the same
@@ -188,15 +189,18 @@ void gemm(const int M, const int N, const int K, const float alpha,
     float4 ra[LPTA], rb[LPTB];
     // Global -> registers, float4 e = tid + l*NT of the tile: A's row e / (TSK/4) (m) and
     // vector e % (TSK/4) along k; B's row e / (TSN/4) (k) and vector e % (TSN/4) along n.
-    // Vectors past M, N or K read as zero.
+    // Vectors past M, N or K read as zero; in a CLAMP build (common.cl), rows of A past M
+    // and vectors of B past N re-read the last one instead.
     #define LOAD_TILE(k0)                                                                \
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \
             const int e = tid + l * NT, r = e / (TSK / 4), cv = (k0) / 4 + e % (TSK / 4); \
-            ra[l] = INSIDE(m0 + r < M && cv < Kv) ? A[(m0 + r) * ldav + cv] : (float4)(0.0f); \
+            ra[l] = INSIDE(m0 + r < M && cv < Kv) ? A[EDGE(m0 + r, M) * ldav + cv]      \
+                                                  : (float4)(0.0f);                      \
         }                                                                               \
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                              \
             const int e = tid + l * NT, r = e / (TSN / 4), cv = n0 / 4 + e % (TSN / 4);  \
-            rb[l] = INSIDE((k0) + r < K && cv < Nv) ? B[((k0) + r) * ldbv + cv] : (float4)(0.0f); \
+            rb[l] = INSIDE((k0) + r < K && cv < Nv) ? B[((k0) + r) * ldbv + EDGE(cv, Nv)] \
+                                                    : (float4)(0.0f);                    \
         }
     #define STORE_TILE(buf)                                                              \
         _Pragma("unroll") for (int l = 0; l < LPTA; l++) {                              \

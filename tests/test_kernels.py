@@ -76,10 +76,10 @@ def test_whole_tiles_use_the_build_without_bounds_checks(queue, rng, kernel):
         check(queue, rng, *shape, kernel, params)
 
 
-@pytest.mark.parametrize("kernel,i", [(k, i) for k, v in kernels.GEMM.items() if v.clamp
-                                      for i in range(len(SMALL[k]))])
-@pytest.mark.parametrize("by", ["transpose", "kernel"])
-@pytest.mark.parametrize("split", [1, 3])
+@pytest.mark.parametrize("kernel,i,by,split", [
+    (k, i, by, split) for k, v in kernels.GEMM.items() if v.clamp for i in range(len(SMALL[k]))
+    for by in (("transpose", "kernel") if v.layouts else ("transpose",))
+    for split in ((1, 3) if v.split_k else (1,))])
 def test_edge_tiles_re_read_in_the_clamp_build(queue, rng, kernel, i, by, split):
     """k in whole tiles, m and n not (n also not a multiple of the vector width, m = 1 and
     n = 1 among them): the CLAMP build runs, unpadded, and its re-read edge rows and
@@ -125,7 +125,7 @@ def test_clamp_rule(queue):
     assert not plan.clamps(32, 32, 8) and plan.exact(32, 32, 8)
     assert not plan.clamps(33, 33, 9) and not plan.clamps(32, 32, 12)
     assert not GemmPlan(queue, "4", SMALL["4"][0]).clamps(33, 33, 8)
-    assert not GemmPlan(queue, "7", SMALL["7"][0]).clamps(33, 33, 32)
+    assert not GemmPlan(queue, "7", SMALL["7"][0]).clamps(33, 33, 24)   # TSK 16
 
 
 def test_tensor_core_products_keep_float_accuracy(queue, rng):
