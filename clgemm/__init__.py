@@ -3,10 +3,11 @@ register-blocked, double-buffered ones and onto the tensor cores, with a library
 reusable plan for hot loops, and an auto-tuner."""
 
 from .build import BuildError
+from .cache import cache_info, clear_cache, memory_pool
 from .device import DeviceNotFound
 from .device import queue as device_queue
 from .device import select as select_device
-from .gemm import Plan, cache_info, clear_cache, gemm, memory_pool
+from .gemm import Plan, gemm
 from .kernels import GEMM, TRANSPOSE
 from .launch import GemmPlan
 from .transpose import transpose

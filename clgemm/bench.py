@@ -28,7 +28,8 @@ import pyopencl.array as cla
 
 from . import db, operands, timing, verify
 from . import device as devmod
-from .gemm import Plan, gemm, memory_pool
+from .cache import memory_pool
+from .gemm import Plan, gemm
 
 METHOD = ("whole calls as users make them: host wall-clock from the call to the device's "
           "synchronisation (queue.finish(), torch.cuda.synchronize()) on a queue without "

@@ -1,16 +1,13 @@
 """The tuned-parameter database and the tuner's logs: where they live, how they are
-validated when read, and how they are written without ever leaving a half-written file
-or losing another process's write (a file lock around each update)."""
+validated when read, and how they are updated (under a file lock, written atomically:
+clgemm.store, whose names this module also gives)."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
-import re
-import stat
 import tempfile
 import time
 import warnings
@@ -18,39 +15,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
-import filelock
-import platformdirs
 import pyopencl as cl
 
 from . import kernels
+from .store import home_str as _home
+# db's names as before clgemm.store was split out of it (db.lock, db.write_atomic, ...)
+from .store import (LOCK_WAIT_S, home, lock, lock_path, locks_dir, move_aside,  # noqa: F401
+                    slug, write_atomic)
 
 SCHEMA = 1
 MAX_SPLITS = 64   # the most slices of k the tuner's split stage times (an entry's "splits")
 STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
-LOCK_WAIT_S = 60.0   # how long an update waits for another process's (each holds it for ms)
 
 
 class DataWarning(UserWarning):
     """A database entry or log line was ignored; the message names the file."""
-
-
-def home() -> Path:
-    """Root of clgemm's own files: $CLGEMM_HOME, else the user data directory."""
-    return Path(_home())
-
-
-def _home() -> str:
-    # a string: gemm() asks on every call (db.stamp), and pathlib costs there
-    return os.environ.get("CLGEMM_HOME") or _user_data()
-
-
-@functools.cache
-def _user_data() -> str:
-    return platformdirs.user_data_dir("clgemm", appauthor=False)
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text.strip()).strip("-").lower()
 
 
 def device_key(dev: cl.Device) -> str:
@@ -104,38 +83,6 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
         if why:
             raise ValueError(f"cannot write the tuner's files in {folder} ({why}); set "
                              f"CLGEMM_HOME to a writable folder (it is now {home()})")
-
-
-def locks_dir() -> Path:
-    return home() / "locks"
-
-
-def lock_path(path: Path, kind: str = "") -> Path:
-    """The lock file for `path` (through symlinks: one lock per real file), under
-    `locks/` in the clgemm home, so that the data folders hold only data."""
-    real = os.path.realpath(path)
-    tag = hashlib.sha1(real.encode()).hexdigest()[:12]
-    return locks_dir() / f"{kind}{Path(real).name}-{tag}.lock"
-
-
-def lock(path: Path, kind: str = "", timeout: float = LOCK_WAIT_S) -> filelock.BaseFileLock:
-    """An OS file lock (released when its holder dies, even by kill -9) for `path`; held
-    by `with`. A lock not had within `timeout` seconds raises filelock.Timeout."""
-    where = lock_path(path, kind)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(where), timeout=timeout)
-
-
-def move_aside(path: Path, tag: str = "") -> Path:
-    """Rename `path` to `<stem>.<tag><YYYYmmdd-HHMMSS>[-N]<suffix>` beside it, N counting
-    from 2 past names already taken: never over another file, even within one second."""
-    stem = f"{path.stem}.{tag}{time.strftime('%Y%m%d-%H%M%S')}"
-    new, n = path.with_name(stem + path.suffix), 1
-    while os.path.lexists(new):
-        n += 1
-        new = path.with_name(f"{stem}-{n}{path.suffix}")
-    path.rename(new)
-    return new
 
 
 # ------------------------------------------------------------------ validation
@@ -207,29 +154,6 @@ def append_log(path: Path, record: Mapping) -> None:
         f.write(line.encode())
         f.flush()
         os.fsync(f.fileno())
-
-
-def write_atomic(path: Path, data: object) -> None:
-    """Write JSON by renaming a complete file over `path`: through a symlink to its target
-    (the link stays), and with the old file's permission bits, else 0644 (mkstemp
-    makes 0600)."""
-    path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644                      # what open() would give under the usual umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ------------------------------------------------------------------ database

@@ -4,7 +4,11 @@ A Plan is a product of one shape laid out once (clgemm.launch): its kernels comp
 bound, its scratch buffers taken from a memory pool. Calling it again only points the
 bound kernels at the caller's buffers and enqueues them, which is what makes a repeated
 gemm() cost about as much host time as a bare kernel launch: gemm() keeps its plans in a
-cache keyed by what they depend on, the tuning database's state included.
+cache keyed by what they depend on, the tuning database's state included (clgemm.cache).
+The modules below this one, none importing it: clgemm.cache (plans and memory pools kept
+between calls), clgemm.degenerate (products with a zero dimension, which need no plan),
+clgemm.events (what a call waits for and leaves on its output), clgemm.launch (the plan's
+kernels and their launch decisions).
 """
 
 from __future__ import annotations
@@ -12,37 +16,20 @@ from __future__ import annotations
 import numbers
 import threading
 from threading import get_ident
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
-import pyopencl.tools as cl_tools
 
-from . import build, db, operands, record
+from . import build, cache, db, degenerate, events, operands, record
 from . import guard as guards
+from .cache import cache_info, clear_cache, memory_pool  # noqa: F401  (re-exported)
+from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
 from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
 from .operands import F32, F32_MAX
 
 Allocator = Callable[[int], object]
-PLAN_CACHE_SIZE = 32      # plans gemm() keeps; each holds its scratch buffers
-
-
-def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
-    """The pool that gemm() takes outputs and scratch buffers from, one per context and
-    thread: a fresh device allocation cost 422 us for an 8192^2 matrix on the H200, 116 us
-    from a pool, and allocating can make NVIDIA's driver wait for the device. pyopencl's
-    MemoryPool is not made for threads (a result dropped in one thread goes back to its
-    pool while another allocates), so each thread has its own."""
-    key = (queue.context.int_ptr, threading.get_ident())
-    pool = _pools.get(key)
-    if pool is None:
-        pool = _pools.setdefault(key, cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue)))
-    return pool
-
-
-_pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
 _alloc_lock = threading.Lock()
 # Planning (a new Plan, a new layout of one) and the enqueues of a call run one thread at
 # a time; the rest of a call (checks, keys, the result's Array) runs concurrently. On the
@@ -172,6 +159,7 @@ class Plan:
         self._out_bytes = 4 * self.shape[0] * self.shape[1]
         self._c_shape = self.shape[:2]
         self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
+        self._own = None     # the last event this plan enqueued (clgemm.events.foreign)
 
     def _pool(self) -> Allocator:
         """The calling thread's allocator for results, found once per thread: looking the
@@ -280,13 +268,17 @@ class Plan:
             self._variants[key] = variant
         else:
             self.reused += 1
+        # only other queues' events are waited for, and c's are replaced by this call's
+        # last event, which follows them all (clgemm.events)
+        pending = seen = None
         if a.events or b.events or (c is not None and c.events):
-            pending = a.events + b.events + (c.events if c is not None else [])
-        else:
-            pending = None
-        ev = variant.run(bufs, offs, alpha, beta, pending)
+            pending = events.foreign(self.queue, (a, b, c), self._own)
+            seen = c.events[:] if c is not None else None
+        ev = self._own = variant.run(bufs, offs, alpha, beta, pending)
         if c is not None:
-            c.add_event(ev)
+            c.events.append(ev)
+            if seen:
+                events.forget(c, seen)
             return c
         m, n = self.shape[:2]
         strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
@@ -424,8 +416,10 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     Each call reuses a Plan made by an earlier call with the same shape, transposes,
     kernel, parameters and options, while the tuning database is unchanged (checked at
     most once a second, at once after a tune in this process). The queue must be in-order.
-    Work pending on Array operands (their .events) is waited for on the device, and an
-    Array result carries the event of its last kernel, as pyopencl's Array operations do.
+    Work pending on Array operands (their .events) is waited for on the device: that of
+    other queues and user events by name, the queue's own by its order. An Array result
+    carries the event of its last kernel, and c only that one in place of those it carried
+    (each of them comes before it), so repeated calls into one c do not pile up events.
     k = 0 gives beta * C (zeros without c), as BLAS and numpy do; m = 0 or n = 0 an empty
     result.
     """
@@ -464,7 +458,7 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
     if 0 in (m, n, k):
-        return _degenerate(queue, a, b, c, beta, m, n, allocator)
+        return degenerate.result(queue, a, b, c, beta, m, n, allocator, gemm)
     with _planning:
         plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,
                     params=params, transposed_by=transposed_by, split_k=split_k,
@@ -479,52 +473,5 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     except TypeError:         # unhashable parameters or allocator: not kept
         return plan(a, b, c, alpha=alpha, beta=beta)
     result = plan(a, b, c, alpha=alpha, beta=beta)
-    _plans[key] = plan
-    while len(_plans) > PLAN_CACHE_SIZE:
-        _plans.popitem(last=False)
+    cache.keep(key, plan)
     return result
-
-
-def _degenerate(queue, a, b, c, beta: float, m: int, n: int, allocator):
-    """A product with a zero dimension: no kernel runs. k = 0 leaves beta * C (zeros
-    without c: the empty sum), m or n = 0 an empty matrix."""
-    device = any(isinstance(x, cla.Array) for x in (a, b, c))
-    if c is not None:
-        if isinstance(c, np.ndarray):
-            c[...] = 0.0 if beta == 0.0 else beta * c
-        elif c.size:
-            if c.offset or not c.flags.forc:
-                # a block of a larger matrix, which pyopencl's fill and *= do not take: the
-                # k = 1 product of zeros leaves the same beta * C (never reading c at beta 0)
-                zeros = [cla.zeros(queue, shape, F32, allocator=allocator or memory_pool(queue))
-                         for shape in ((m, 1), (1, n))]
-                return gemm(queue, *zeros, c, alpha=0.0, beta=beta)
-            operands.wait_for_arrays(queue, c)
-            if beta == 0.0:
-                c.fill(0.0, queue=queue)
-            else:
-                c *= np.float32(beta)
-        return c
-    if device:
-        out = cla.empty(queue, (m, n), F32, allocator=allocator or memory_pool(queue))
-        if out.size:
-            out.fill(0.0)
-        return out
-    return np.zeros((m, n), F32)
-
-
-_plans: OrderedDict[tuple, Plan] = OrderedDict()
-_stats = {"hits": 0, "misses": 0}
-
-
-def cache_info() -> dict[str, int]:
-    """gemm()'s plan cache: calls that found their plan (hits), that made one (misses),
-    and the plans kept (size)."""
-    return {**_stats, "size": len(_plans)}
-
-
-def clear_cache() -> None:
-    """Drop gemm()'s plans (and with them their scratch buffers, back to their pool), and
-    start cache_info's counts again."""
-    _plans.clear()
-    _stats.update(hits=0, misses=0)

@@ -1,6 +1,5 @@
 """The fast path of repeated calls: gemm()'s plan cache, clgemm.Plan, and the memory pool."""
 
-import sys
 import time
 import types
 
@@ -10,10 +9,9 @@ import pyopencl.tools as cl_tools
 import pytest
 
 import clgemm
-from clgemm import db, verify
+from clgemm import cache, db, verify
 
 P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
-gemm_mod = sys.modules["clgemm.gemm"]     # the module; clgemm.gemm is the function
 
 
 def rand(rng, *shape, order="C"):
@@ -36,7 +34,7 @@ def test_a_repeated_call_takes_the_cached_plan(queue, rng):
         again = clgemm.gemm(queue, a, b, kernel="5", params=P5).get()
         assert hits() == i + 1
         assert np.array_equal(again, first)          # bit for bit the uncached result
-    plan = next(iter(gemm_mod._plans.values()))
+    plan = next(iter(cache.plans.values()))
     assert plan.calls == 4 and plan.reused == 3      # one layout, laid out once
 
 
@@ -67,7 +65,7 @@ def test_what_the_plan_keys_on_misses_the_cache(queue, rng, change):
     opa = args[0].get().T if kwargs.get("trans_a") else args[0].get()
     assert verify.rel_error(out.get(), verify.reference(opa, b.get())) <= verify.tolerance(29)
     if change == "database":
-        assert next(reversed(gemm_mod._plans.values())).params == dict(P5, PAD=1)
+        assert next(reversed(cache.plans.values())).params == dict(P5, PAD=1)
 
 
 def test_another_process_tune_is_seen_within_restat_s(queue, rng, monkeypatch):
@@ -80,7 +78,7 @@ def test_another_process_tune_is_seen_within_restat_s(queue, rng, monkeypatch):
     db._restat_at[0] = 0.0
     a, b = cla.to_device(queue, rand(rng, 37, 29)), cla.to_device(queue, rand(rng, 29, 41))
     clgemm.gemm(queue, a, b, kernel="5")
-    assert next(reversed(gemm_mod._plans.values())).params != P5
+    assert next(reversed(cache.plans.values())).params != P5
     written = db._written
     db.record_best(queue.device, "5", 37, 41, 29, P5, 1.0)
     monkeypatch.setattr(db, "_written", written)         # as if another process wrote it
@@ -92,7 +90,7 @@ def test_another_process_tune_is_seen_within_restat_s(queue, rng, monkeypatch):
     clock[0] += db.RESTAT_S / 2
     out = clgemm.gemm(queue, a, b, kernel="5")
     assert clgemm.cache_info()["misses"] == misses + 1
-    assert next(reversed(gemm_mod._plans.values())).params == P5
+    assert next(reversed(cache.plans.values())).params == P5
     assert verify.rel_error(out.get(), verify.reference(a.get(), b.get())) <= verify.tolerance(29)
 
 
@@ -205,3 +203,26 @@ def test_c_over_an_input_is_refused_on_every_call(queue, rng):
         plan(a, b, a, beta=1.0)
     with pytest.raises(ValueError, match="c shares its buffer with a or b"):
         clgemm.gemm(queue, a, b, b, beta=1.0, kernel="5", params=P5)
+
+
+@pytest.mark.parametrize("module,above", [("cache", "gemm"), ("degenerate", "gemm"),
+                                          ("events", "gemm"), ("store", "db")])
+def test_modules_split_out_do_not_import_back(module, above):
+    """Data flows one way, call -> plan -> launch: the modules split out of clgemm.gemm
+    (the plan cache and pools, products with a zero dimension, a call's events) and of
+    clgemm.db (its files on disk) lie below it and import nothing of it, not even inside
+    a function, where a cycle would not show at import time."""
+    import ast
+    import importlib
+    import inspect
+    tree = ast.parse(inspect.getsource(importlib.import_module(f"clgemm.{module}")))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names = ([node.module] if node.module else [a.name for a in node.names])
+            names = [n.split(".")[0] for n in names] if node.level else [
+                n.split(".")[1] for n in names if n.startswith("clgemm.")]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("clgemm.")]
+        else:
+            continue
+        assert above not in names, f"clgemm.{module} imports clgemm.{above} (line {node.lineno})"

@@ -1,0 +1,51 @@
+"""What a gemm() call waits for, and which events it leaves on its output Array.
+
+clgemm runs on in-order queues only (operands.check_queue), where whatever was enqueued
+earlier runs before the call's kernels without being named. So of the pending events that
+pyopencl Arrays carry (.events), a call waits only for those its queue does not order by
+itself: events of another queue, and user events, which belong to none. Naming the queue's
+own events in a wait list ordered nothing and grew with them.
+
+And the output: pyopencl's Array.add_event appends, and past 12 events blocks the host on
+the oldest four, so calls into one c piled up events and every fourth one made the host
+wait. Each event c carried when a call began lies before that call's last event (on its
+queue, or in its wait list), so the last event stands in for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pyopencl as cl
+
+
+def foreign(queue: cl.CommandQueue, arrays: Iterable, own: cl.Event | None = None) -> list | None:
+    """The events pending on `arrays` (pyopencl Arrays, or None) that `queue` does not
+    order by itself, each once (a view shares its list with the Array it views); None when
+    there are none. `own` is an event known to be on `queue`, the last a plan enqueued
+    there, passed over without asking the driver: asking costs ~0.4 us an event."""
+    out = None
+    for x in arrays:
+        if x is None:
+            continue
+        for e in x.events:
+            if e is own or e.command_queue == queue:    # a user event's queue is None
+                continue
+            if out is None:
+                out = [e]
+            elif e not in out:
+                out.append(e)
+    return out
+
+
+def forget(out, seen: Sequence[cl.Event]) -> None:
+    """Drop from the Array `out`'s events those in `seen` (the ones it carried when the
+    call began), once the call has recorded an event that follows them all. In place: a
+    view and the Array it views share one list, and an event another thread added since
+    stays."""
+    events = out.events
+    for e in seen:
+        try:
+            events.remove(e)
+        except ValueError:      # taken out meanwhile (pyopencl's add_event, another call)
+            pass

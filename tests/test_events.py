@@ -1,0 +1,112 @@
+"""The events of a call (clgemm.events): what gemm() waits for, and what it leaves on its
+output Array. On an in-order queue its own earlier work needs no wait list; work pending
+on another queue (or behind a user event) does, and the output carries only this call's
+last event, however many calls went into it."""
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+import clgemm
+from clgemm import verify
+
+P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+CALLS = 50
+
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
+
+
+def rand(rng, *shape):
+    return verify.random_matrix(rng, *shape)
+
+
+def close(out, ref, k):
+    return verify.rel_error(np.asarray(out), ref) <= verify.tolerance(max(k, 1))
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The wait lists of every kernel, copy, barrier and marker enqueued from now on (a
+    list per enqueue; clear it before the calls to look at)."""
+    seen = []
+
+    def spy(real):
+        def enqueue(*args, **kwargs):
+            seen.append(list(kwargs.get("wait_for") or ()))
+            return real(*args, **kwargs)
+        return enqueue
+    for name in ("enqueue_nd_range_kernel", "enqueue_copy", "enqueue_barrier", "enqueue_marker"):
+        monkeypatch.setattr(cl, name, spy(getattr(cl, name)))
+    return seen
+
+
+def _c_of(queue, rng, m, n, where):
+    """c as a whole Array, or as a block of a larger one at an offset no sub-buffer origin
+    has (written through a copy; its events list is the larger Array's), and a call that
+    reads it back."""
+    if where == "whole":
+        c = cla.to_device(queue, rand(rng, m, n))
+        return c, c.get
+    big = cla.to_device(queue, rand(rng, m + 3, n + 5))
+    return big[1:1 + m, 2:2 + n], lambda: big.get()[1:1 + m, 2:2 + n]
+
+
+@pytest.mark.parametrize("how", ["gemm", "plan", "block", "k0"])
+def test_repeated_calls_into_one_c_leave_it_this_calls_event(queue, rng, waits, how):
+    """50 calls into one c, fresh operands each time: c carries one event after each (it
+    grew by one a call, and past 12 pyopencl made the host wait for the oldest), no call
+    passes the queue's own events as a wait list, and every result is right."""
+    m, n, k = (37, 41, 0) if how == "k0" else (37, 41, 29)
+    c, read = _c_of(queue, rng, m, n, "block" if how == "block" else "whole")
+    plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5) if how == "plan" else None
+    for i in range(CALLS):
+        a, b = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
+        before = read().astype(np.float64)
+        alpha, beta = (1.5, 0.0) if i % 3 == 0 else (-1.0, 0.5)
+        waits.clear()
+        if plan is not None:
+            plan(a, b, c, alpha=alpha, beta=beta)
+        else:
+            clgemm.gemm(queue, a, b, c, alpha=alpha, beta=beta, kernel="5", params=P5)
+        assert len(c.events) == 1, f"call {i}: c carries {len(c.events)} events"
+        assert not any(waits), f"call {i}: the queue's own events as a wait list"
+        assert waits or how == "k0"      # pyopencl's fill and *= enqueue past the spy
+        want = verify.reference(a.get(), b.get(), alpha, beta, before)
+        assert close(read(), want, k), f"call {i}"
+
+
+@pytest.mark.parametrize("pending", ["a", "c"])
+def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pending):
+    """After calls that left c an event of this queue, an operand (a, or c read at beta 1)
+    is written by a copy on another queue that cannot start before a user event completes:
+    the call waits for that copy on the device (and for nothing of its own queue), without
+    blocking the host, and its result holds the values written after the user event."""
+    m, n, k = 37, 41, 29
+    other = cl.CommandQueue(queue.context)
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+    c = cla.to_device(queue, rand(rng, m, n))
+    for _ in range(3):
+        clgemm.gemm(queue, cla.to_device(queue, rand(rng, m, k)), db_, c, kernel="5", params=P5)
+    assert len(c.events) == 1 and c.events[0].command_queue == queue
+    if pending == "a":       # a's values arrive late; c holds the last product
+        da = target = cla.to_device(queue, np.zeros_like(a))
+        written, old_c = a, c.get()
+    else:                    # c's new values arrive late
+        target = c
+        written = old_c = rand(rng, m, n)
+    gate = cl.UserEvent(queue.context)
+    try:
+        write = cl.enqueue_copy(other, target.base_data, written, is_blocking=False,
+                                wait_for=[gate])
+        target.add_event(write)
+        waits.clear()
+        clgemm.gemm(queue, da, db_, c, beta=1.0, kernel="5", params=P5)
+        waited = [e for w in waits for e in w]
+        assert waited and all(e == write for e in waited), "not (only) the other queue's write"
+        assert len(c.events) == 1
+        assert c.events[0].command_execution_status != cl.command_execution_status.COMPLETE
+    finally:
+        gate.set_status(cl.command_execution_status.COMPLETE)
+    assert close(c.get(), verify.reference(a, b, 1.0, 1.0, old_c), k)
