@@ -13,7 +13,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build
+from . import build, events
 
 F32 = np.dtype(np.float32)
 F32_MAX = float(np.finfo(np.float32).max)
@@ -183,10 +183,10 @@ def check_queue(queue: object) -> None:
 
 
 def wait_for_arrays(queue: cl.CommandQueue, *xs) -> None:
-    """Make `queue` wait for the work still pending on pyopencl Arrays among xs (their
-    .events: a fill or a kernel enqueued on another queue, say), as pyopencl's own Array
-    operations do, without blocking the host."""
-    pending = [e for x in xs if isinstance(x, cla.Array) for e in x.events]
+    """Make `queue` wait for the work still pending on pyopencl Arrays among xs that it
+    does not order itself (their .events from another queue, or user events), as pyopencl's
+    own Array operations do, without blocking the host (clgemm.events)."""
+    pending = events.foreign(queue, (x for x in xs if isinstance(x, cla.Array)))
     if pending:
         cl.enqueue_barrier(queue, wait_for=pending)
 

@@ -110,3 +110,29 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
     finally:
         gate.set_status(cl.command_execution_status.COMPLETE)
     assert close(c.get(), verify.reference(a, b, 1.0, 1.0, old_c), k)
+
+
+def test_transpose_waits_only_for_other_queues(queue, rng, waits):
+    """clgemm.transpose of an Array: its own queue's earlier work needs no barrier; a write
+    pending on another queue behind a user event is waited for, without blocking the host,
+    and the result holds the values written after the event."""
+    a = rand(rng, 37, 53)
+    da = cla.to_device(queue, a)
+    da.add_event(cl.enqueue_marker(queue))
+    waits.clear()
+    out = clgemm.transpose(queue, da)
+    assert not any(waits), waits                     # nothing named of its own queue
+    assert np.array_equal(out.get(), a.T)
+    other = cl.CommandQueue(queue.context)
+    fresh = rand(rng, 37, 53)
+    gate = cl.UserEvent(queue.context)
+    try:
+        write = cl.enqueue_copy(other, da.base_data, fresh, is_blocking=False, wait_for=[gate])
+        da.add_event(write)
+        waits.clear()
+        out = clgemm.transpose(queue, da)
+        waited = [e for w in waits for e in w]
+        assert waited and all(e == write for e in waited), waited
+    finally:
+        gate.set_status(cl.command_execution_status.COMPLETE)
+    assert np.array_equal(out.get(), fresh.T)
