@@ -54,6 +54,7 @@ def main():
     ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
     ap.add_argument("--budget", type=int, default=100, help="evaluations per shape")
     ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
+    ap.add_argument("--workers", type=int, default=8, help="compiling worker processes")
     ap.add_argument("--commit", default=None,
                     help="the commit the code was at [default: from git, else 'unknown']")
     ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"),
@@ -67,7 +68,7 @@ def main():
     for m, n, k in a.shapes:
         shape = f"{m}x{n}x{k}"
         cmd = [sys.executable, "-m", "clgemm", "tune", "--kernel", a.kernel, "--m", m, "--n", n,
-               "--k", k, "--budget", str(a.budget), "--workers", "8", "--json"]
+               "--k", k, "--budget", str(a.budget), "--workers", str(a.workers), "--json"]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout,
                                env=dict(os.environ, CLGEMM_HOME=home), cwd=ROOT)
