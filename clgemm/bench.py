@@ -26,7 +26,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import db, operands, timing, verify
+from . import db, operands, store, timing, verify
 from . import device as devmod
 from .cache import memory_pool
 from .gemm import Plan, gemm
@@ -372,7 +372,7 @@ def _ratios(rows: list[dict]) -> None:
 def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) -> list[Path]:
     """results/<device>/bench-<date>.json and .csv, and a PNG plot where matplotlib is."""
     info = devmod.describe(queue.device)
-    out = Path(out_dir) / db.slug(info["name"])
+    out = Path(out_dir) / store.slug(info["name"])
     out.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
     stem = out / f"bench-{date}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import device as devmod
-from . import db, kernels, show, verify
+from . import db, kernels, show, store, verify
 
 _DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
                        help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
@@ -270,7 +270,7 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
                                   "kernel_name": kernels.get(res.kernel).name, "m": res.shape[0],
                                   "n": res.shape[1], "k": res.shape[2], "log": res.log})
-        db.write_atomic(Path(export_t4), doc)
+        store.write_atomic(Path(export_t4), doc)
     if as_json:
         for res in results:
             click.echo(json.dumps(verify.json_safe(res.summary())))

@@ -1,6 +1,6 @@
 """The tuned-parameter database and the tuner's logs: where they live, how they are
 validated when read, and how they are updated (under a file lock, written atomically:
-clgemm.store, whose names this module also gives)."""
+clgemm.store)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,8 @@ from pathlib import Path
 import pyopencl as cl
 
 from . import kernels
+from .store import home, lock, locks_dir, move_aside, slug, write_atomic
 from .store import home_str as _home
-# db's names as before clgemm.store was split out of it (db.lock, db.write_atomic, ...)
-from .store import (LOCK_WAIT_S, home, lock, lock_path, locks_dir, move_aside,  # noqa: F401
-                    slug, write_atomic)
 
 SCHEMA = 1
 MAX_SPLITS = 64   # the most slices of k the tuner's split stage times (an entry's "splits")

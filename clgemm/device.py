@@ -293,8 +293,8 @@ def _fact(dev, name: str, probe) -> int:
     import datetime
     import json
 
-    from . import db
-    path = db.home() / FACTS_FILE
+    from . import store
+    path = store.home() / FACTS_FILE
     key = f"{dev.name.strip()} | {dev.driver_version.strip()}"
     try:
         doc = json.loads(path.read_text())
@@ -312,7 +312,7 @@ def _fact(dev, name: str, probe) -> int:
             doc = {}
         entry = doc.get(key) if isinstance(doc.get(key), dict) else {}
         doc[key] = entry | {name: value, f"{name}_probed": datetime.date.today().isoformat()}
-        db.write_atomic(path, doc)
+        store.write_atomic(path, doc)
     except OSError:
         pass
     return value

@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import db
+from . import db, store
 
 ENV = "CLGEMM_RECORD_SHAPES"
 FILE = "shapes.jsonl"
@@ -36,7 +36,7 @@ def enabled() -> bool:
 
 
 def path() -> Path:
-    return db.home() / FILE
+    return store.home() / FILE
 
 
 def note_shape(device, kernel: str, m: int, n: int, k: int) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import filelock
 
-from . import db, kernels
+from . import db, kernels, store
 
 
 class TuneBusy(RuntimeError):
@@ -29,7 +29,7 @@ class TuneLog:
     def __init__(self, dev, kern: kernels.Kernel, shape: tuple[int, int, int]):
         self.dev, self.kern, self.shape = dev, kern, tuple(shape)
         self.path = db.log_path(dev, kern.key, *shape)
-        self._lock = db.lock(self.path, "tune-", timeout=0)
+        self._lock = store.lock(self.path, "tune-", timeout=0)
         self._owner = Path(str(self._lock.lock_file) + ".owner")
         self.records: list[dict] = []
         self.resumed = 0
@@ -42,7 +42,7 @@ class TuneLog:
         try:
             self._owner.write_text(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
             if fresh and self.path.exists():
-                db.move_aside(self.path)
+                store.move_aside(self.path)
             self.records = list(db.read_log(self.path, self.kern))
         except BaseException:
             self.close()

@@ -9,7 +9,7 @@ import pyopencl.tools as cl_tools
 import pytest
 
 import clgemm
-from clgemm import cache, db, verify
+from clgemm import cache, db, store, verify
 
 P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
 
@@ -186,7 +186,7 @@ def test_a_device_database_carries_its_heuristics_thresholds(queue):
     db.record_best(dev, "5", 64, 64, 64, P5, 1.0)
     doc = json.loads(db.db_path(dev).read_text())
     doc["thresholds"] = {"kmajor_min_n": 64, "kmajor_min_volume": 64**3, "tile_waste": -1}
-    db.write_atomic(db.db_path(dev), doc)
+    store.write_atomic(db.db_path(dev), doc)
     with pytest.warns(db.DataWarning, match="threshold 'tile_waste' = -1 ignored"):
         plan = GemmPlan(queue, "5", P5)
     assert plan.kmajor_a(64, 64, 64) and not plan.kmajor_a(64, 32, 64)

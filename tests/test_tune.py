@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import clgemm
-from clgemm import db, device, kernels, timing, verify
+from clgemm import db, device, kernels, store, timing, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tunelog import to_t4
@@ -355,7 +355,7 @@ def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
     # another process's write: the file is replaced, this process's count does not move
     doc = json.loads(db.db_path(dev).read_text())
     doc["entries"]["2"]["60x60x60"]["params"] = {"TS": 16}
-    db.write_atomic(db.db_path(dev), doc)
+    store.write_atomic(db.db_path(dev), doc)
     assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 16}
     assert len(chosen) == 3
 
