@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import events
+from . import events, operands
 from .cache import memory_pool
 from .operands import F32
 
@@ -50,9 +50,7 @@ def _scale(queue: cl.CommandQueue, c: cla.Array, beta: float) -> None:
     """c = beta * c in place on `queue`, after the work pending on c from other queues, as
     gemm()'s kernels would: c is left with this one operation's event (clgemm.events)."""
     seen = c.events[:]
-    pending = events.foreign(queue, (c,))
-    if pending:
-        cl.enqueue_barrier(queue, wait_for=pending)
+    operands.wait_for_arrays(queue, c)
     if beta == 0.0:
         c.fill(0.0, queue=queue)
     else:       # on the call's queue, behind the barrier, whatever queue c names
