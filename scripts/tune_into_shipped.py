@@ -25,6 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def positive(text: str) -> int:
+    """An integer >= 1; argparse names a bad one."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
+    return int(text)
+
+
 def shapes(text: str) -> list[tuple[str, str, str]]:
     """MxNxK,... as (m, n, k) strings of positive integers; argparse names a bad one."""
     out = [tuple(s.split("x")) for s in text.split(",")]
@@ -52,9 +59,9 @@ def main():
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--kernel", required=True, help="GEMM kernel number (1-7)")
     ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
-    ap.add_argument("--budget", type=int, default=100, help="evaluations per shape")
-    ap.add_argument("--timeout", type=int, default=150, help="seconds per tune")
-    ap.add_argument("--workers", type=int, default=8, help="compiling worker processes")
+    ap.add_argument("--budget", type=positive, default=100, help="evaluations per shape")
+    ap.add_argument("--timeout", type=positive, default=150, help="seconds per tune")
+    ap.add_argument("--workers", type=positive, default=8, help="compiling worker processes")
     ap.add_argument("--commit", default=None,
                     help="the commit the code was at [default: from git, else 'unknown']")
     ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"),
@@ -64,7 +71,10 @@ def main():
     a = ap.parse_args()
     commit = a.commit or git_commit() or "unknown"
     home = tempfile.mkdtemp(prefix="clgemm-tune-")
-    shipped = json.loads(Path(a.shipped).read_text())
+    try:
+        shipped = json.loads(Path(a.shipped).read_text())
+    except (OSError, ValueError) as e:
+        ap.error(f"--shipped {a.shipped}: cannot read a database from it ({e})")
     for m, n, k in a.shapes:
         shape = f"{m}x{n}x{k}"
         cmd = [sys.executable, "-m", "clgemm", "tune", "--kernel", a.kernel, "--m", m, "--n", n,
@@ -84,7 +94,7 @@ def main():
         (user,) = glob.glob(f"{home}/db/*.json")
         entry = json.loads(Path(user).read_text())["entries"][a.kernel][shape]
         entry["note"] = (f"{time.strftime('%Y-%m-%d')}: `clgemm tune --kernel {a.kernel} --m {m} "
-                         f"--n {n} --k {k} --budget {a.budget} --workers 8` at commit {commit}")
+                         f"--n {n} --k {k} --budget {a.budget} --workers {a.workers}` at commit {commit}")
         shipped["entries"].setdefault(a.kernel, {})[shape] = entry
         best = report["best"]
         print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} splits "
