@@ -26,9 +26,8 @@ DEFAULTS: dict[str, float] = {
     "pad_min_k": 256,
     "pad_min_mn": 1024,
     "pad_waste": 1.15,
-    # split-K without a tuned count: slices until the work-groups number split_fill per
-    # compute unit, each slice at least split_min_k deep (a split paid at 128 groups on
-    # 132 units and lost at 256)
+    # split-K without a tuned count: the count that leaves the fewest waves of split_fill
+    # work-groups per compute unit (_fill_splits), each slice at least split_min_k deep
     "split_fill": 1,
     "split_min_k": 512,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
@@ -134,7 +133,7 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
     count there, and elsewhere the power of two nearest the same total of work-groups with
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
-    doubling that gives each compute unit split_fill groups. Any count is then trimmed so
+    count that leaves the fewest waves of work (_fill_splits). Any count is then trimmed so
     that every slice holds at least one tile of k."""
     if not kern.split_k:
         return 1
@@ -161,14 +160,30 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
             while s > 1 and k // s < thinnest:
                 s //= 2
     else:
-        want = f["split_fill"] * f.compute_units
-        s = 1
-        while groups * s < want and 2 * s * f["split_min_k"] <= k:
-            s *= 2
+        s = _fill_splits(groups, k, f)
     align = kern.geometry.vector(params)
     while s > 1 and not workspace_fits(s, m, n, align, f):
         s //= 2
     return s
+
+
+def _fill_splits(groups: int, k: int, f: Facts) -> int:
+    """Slices of k for an untuned launch: the counts are the doublings while the groups
+    stay short of one wave (split_fill per compute unit) and slices split_min_k deep or
+    more; of these, the one with the fewest waves of unsplit work, ceil(groups * s / wave)
+    / s, the larger on a tie, and none unless it saves some. The last doubling alone
+    (the rule before 2026-12-04) lands past a wave as often as on one: on the H200, 80 to
+    128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices it gave
+    than unsplit (`python3 scripts/points.py` data in results/h200/raw/split-fill-2026-12-04.json)."""
+    wave = f["split_fill"] * f.compute_units
+    best, best_cost = 1, 1.0
+    s = 1
+    while groups * s < wave and 2 * s * f["split_min_k"] <= k:
+        s *= 2
+        cost = math.ceil(groups * s / wave) / s
+        if cost <= best_cost and cost < 1.0:
+            best, best_cost = s, cost
+    return best
 
 
 def kmajor_a(kern: kernels.Kernel, shape: Shape, f: Facts, transposed_by: str = "auto") -> bool:

@@ -1,7 +1,10 @@
 """cuBLAS FP32 (TF32 off) and device-copy bandwidth through torch, timed with CUDA events
 (median of 20 after a warm-up), as a reference for clgemm on the same GPU.
 
-    python3 scripts/cublas_ref.py --sizes 1024,2048,4096,8192,4000
+    python3 scripts/cublas_ref.py --sizes 1024,2048,4096,8192,4000 [--kernels]
+
+--kernels also names the kernels cuBLAS launches for each size, with their grid and
+block (torch.profiler's trace), which tells its tiles and whether it splits k.
 
 Needs torch with CUDA (not a clgemm dependency). `clgemm bench --against cublas` times
 cuBLAS the same way beside clgemm's kernels; this is the quick check without OpenCL.
@@ -27,11 +30,34 @@ def bench(fn, repeat=20):
     return statistics.median(ts)
 
 
+def launched(fn) -> list[dict]:
+    """The device kernels one call of fn launches, from torch.profiler's Chrome trace."""
+    import os
+    import tempfile
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    return [{"name": e["name"], "grid": e["args"].get("grid"), "block": e["args"].get("block"),
+             "registers": e["args"].get("registers per thread"),
+             "shared": e["args"].get("shared memory"), "us": e.get("dur")}
+            for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--sizes", default="1024,2048,4096,8192,4000", help="M = N = K, comma-separated")
+    ap.add_argument("--kernels", action="store_true", help="record the kernels each size launches")
     a = ap.parse_args()
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -42,6 +68,11 @@ def main():
         ms = bench(lambda: torch.mm(x, y))
         out["gemm"][s] = {"ms": ms, "gflops": 2 * s**3 / ms / 1e6}
         print(f"cuBLAS FP32 {s}^3: {ms:.3f} ms  {2 * s**3 / ms / 1e6:.0f} GFLOPS")
+        if a.kernels:
+            out["gemm"][s]["kernels"] = launched(lambda: torch.mm(x, y))
+            for kn in out["gemm"][s]["kernels"]:
+                print(f"  {kn['name'][:110]}  grid {kn['grid']} block {kn['block']} "
+                      f"registers {kn['registers']} shared {kn['shared']}")
     src = torch.rand(256 * 2**20, device="cuda")
     dst = torch.empty_like(src)
     ms = bench(lambda: dst.copy_(src))

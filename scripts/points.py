@@ -5,7 +5,8 @@ fresh uniform[-1, 1) operands on the device, a NaN-poisoned output verified agai
 float64, then the profiling-event median of --repeat launches), in turn, so that drifts
 of clock or temperature fall on every point alike. A point may name another version of
 the kernel's source, given as --source NAME=FILE and written NAME:PARAMS (the older file
-of a kernel being changed, for an A/B at equal parameters). Prints one line per point and
+of a kernel being changed, for an A/B at equal parameters); SPLIT_K=S in a point is not a
+parameter but the launch's count of k slices (kernels 5 and 6). Prints one line per point and
 shape (median over rounds, registers per work-item from the compiler where it reports
 them) and writes every run to --out as JSON.
 
@@ -82,11 +83,14 @@ def main() -> None:
         for i, (src, params) in enumerate(points):
             kern = variants[src]
             if i not in regs:
-                fp = build.footprint(ctx, kern, kern.resolve(params, kern.defaults_for(queue.device)))
+                kp = {p: v for p, v in params.items() if p != "SPLIT_K"}
+                fp = build.footprint(ctx, kern, kern.resolve(kp, kern.defaults_for(queue.device)))
                 regs[i] = None if fp is None else fp[0]
             for m, n, k in shapes(args.shapes):
+                kparams = {p: v for p, v in params.items() if p != "SPLIT_K"}
                 try:
-                    r = run_gemm(queue, m, n, k, kernel=kern.key, params=params, repeat=args.repeat)
+                    r = run_gemm(queue, m, n, k, kernel=kern.key, params=kparams,
+                                 repeat=args.repeat, split_k=params.get("SPLIT_K", "auto"))
                 except Exception as e:   # a point that does not build or fit: say so, go on
                     r = {"error": f"{type(e).__name__}: {e}"}
                 r.update(point=i, source=src, asked=params, round=rnd, shape=f"{m}x{n}x{k}",
@@ -106,7 +110,8 @@ def main() -> None:
             print(f"{i:5d}  {src or '-':6s}  {regs[i] or '-'!s:9s}  {shape}  "
                   f"{statistics.median(r['gflops'] for r in mine):9.0f}  "
                   f"{max(r['rel_error'] or 0 for r in mine):.2e}  "
-                  f"{all(r['verified'] for r in mine)!s:5s}  {mine[0]['params']}")
+                  f"{all(r['verified'] for r in mine)!s:5s}  {mine[0]['params']} "
+                  f"slices {mine[0].get('splits')}")
     if args.out:
         try:
             commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

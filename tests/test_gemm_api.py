@@ -468,6 +468,25 @@ def host_result(queue, prep):
     return out.T if prep.swap else out
 
 
+def test_untuned_split_leaves_the_fewest_waves():
+    """Without a tuned count, a split is taken only where it cuts the waves of work on the
+    device: the H200's 132 units (2026-12-04) ran 80-128 groups of 64x128 at k = 1024 13-18%
+    slower in the two slices that doubling to a full wave gave (half a wave's groups more
+    cannot finish sooner), and 64 groups faster in two (twice the units busy)."""
+    from clgemm.heuristics import DEFAULTS, Facts, _fill_splits
+    f = Facts(compute_units=132)
+    assert _fill_splits(128, 1024, f) == 1
+    assert _fill_splits(112, 2048, f) == 1       # 2 slices: 2 waves of half the work
+    assert _fill_splits(80, 1024, f) == 1        # 160 groups: 2 waves of half the work
+    assert _fill_splits(64, 1024, f) == 2        # one wave of half the work
+    assert _fill_splits(56, 2048, f) == 4        # 2 and 4 tie at half a wave: the larger
+    assert _fill_splits(64, 512, f) == 1         # slices would be under split_min_k
+    assert _fill_splits(1, 2**20, f) == 256      # one tile of C: past a wave, as before
+    assert _fill_splits(132, 2**20, f) == 1
+    f2 = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_fill=2))
+    assert _fill_splits(128, 1024, f2) == 2      # two groups a unit make the wave 264
+
+
 def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split."""
