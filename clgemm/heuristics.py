@@ -30,6 +30,9 @@ DEFAULTS: dict[str, float] = {
     # work-groups per compute unit (_fill_splits), each slice at least split_min_k deep
     "split_fill": 1,
     "split_min_k": 512,
+    # ...and where no wave is saved, two slices this deep or deeper all the same: more
+    # groups a compute unit (104-128 groups of 128x128 at k = 4096 ran 18-23% faster in two)
+    "split_deep_k": 2048,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
     # choosing an entry for an untuned shape: entries within near_within (db.distance) of
@@ -171,10 +174,13 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     """Slices of k for an untuned launch: the counts are the doublings while the groups
     stay short of one wave (split_fill per compute unit) and slices split_min_k deep or
     more; of these, the one with the fewest waves of unsplit work, ceil(groups * s / wave)
-    / s, the larger on a tie, and none unless it saves some. The last doubling alone
+    / s, the larger on a tie, and none unless it saves some, except that fewer groups
+    than a wave with slices split_deep_k deep take two. The last doubling alone
     (the rule before 2026-12-04) lands past a wave as often as on one: on the H200, 80 to
     128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices it gave
-    than unsplit (`python3 scripts/points.py` data in results/h200/raw/split-fill-2026-12-04.json)."""
+    than unsplit, while at k = 4096 104 or 128 groups of 128x128 ran 18-23% faster in two
+    slices and 128 of 64x128 2% slower (`python3 scripts/points.py` with SPLIT_K=S points;
+    the data in results/h200/raw/split-fill-2026-12-04.json)."""
     wave = f["split_fill"] * f.compute_units
     best, best_cost = 1, 1.0
     s = 1
@@ -183,6 +189,8 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
         cost = math.ceil(groups * s / wave) / s
         if cost <= best_cost and cost < 1.0:
             best, best_cost = s, cost
+    if best == 1 and groups < wave and k >= 2 * f["split_deep_k"]:
+        best = 2
     return best
 
 

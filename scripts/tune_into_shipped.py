@@ -70,6 +70,8 @@ def main():
                     help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
     commit = a.commit or git_commit() or "unknown"
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)    # before the first tune, not after it
     home = tempfile.mkdtemp(prefix="clgemm-tune-")
     try:
         shipped = json.loads(Path(a.shipped).read_text())
