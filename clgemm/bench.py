@@ -33,8 +33,8 @@ from .gemm import Plan, gemm
 
 METHOD = ("whole calls as users make them: host wall-clock from the call to the device's "
           "synchronisation (queue.finish(), torch.cuda.synchronize()) on a queue without "
-          "profiling, as users make one, median of R calls in "
-          "each of ROUNDS rounds that interleave the contenders, after a warm-up call; "
+          "profiling, as users make one, median of R calls (or as many as last 25 ms, where "
+          "more) in each of ROUNDS rounds that interleave the contenders, after a warm-up call; "
           "clgemm is gemm(queue, a, b) on device Arrays with a fresh output (clgemm-N names "
           "the kernel), as torch's a @ b (cuBLAS, TF32 off) allocates one; CLBlast is "
           "CLBlastSgemm on device buffers. Device spans of the same calls (OpenCL markers or "
@@ -106,13 +106,22 @@ def measure(call: Callable[[], object], span, repeat: int) -> tuple[timing.Timin
     return (timing.Timing(tuple(dev)) if None not in dev else None), timing.Timing(tuple(host))
 
 
-def wall(call: Callable[[], object], sync: Callable[[], None], repeat: int) -> list[float]:
-    """Host wall-clock (ms) of `repeat` whole calls, each from the call to the device's
-    synchronisation, after one untimed call."""
+ROUND_MS = 25.0    # each contender's share of a round lasts at least this long
+
+
+def wall(call: Callable[[], object], sync: Callable[[], None], repeat: int,
+         least_ms: float = ROUND_MS) -> list[float]:
+    """Host wall-clock (ms) of whole calls, each from the call to the device's
+    synchronisation, after one untimed call: `repeat` of them, or as many as last about
+    `least_ms` where that is more. A 0.09 ms call timed 10 times a round gave medians 7%
+    apart for two contenders making the same call (H200, 2026-12-04): the host's jitter
+    needs more samples of a short call than of a long one."""
+    t0 = time.perf_counter()
     call()
     sync()
+    once = (time.perf_counter() - t0) * 1e3
     out = []
-    for _ in range(repeat):
+    for _ in range(max(repeat, min(5000, int(least_ms / max(once, 1e-3))))):
         t0 = time.perf_counter()
         call()
         sync()
@@ -272,9 +281,10 @@ def copy_contender(p: Problem) -> Contender:
 def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[int, int, int]],
           against: list[str], repeat: int = 10, clblast_sets: dict[str, dict] | None = None,
           seed: int | None = None, on_row: Callable[[dict], None] | None = None,
-          rounds: int = ROUNDS) -> list[dict]:
+          rounds: int = ROUNDS, least_ms: float = ROUND_MS) -> list[dict]:
     """One row per (shape, contender), skipped contenders included with their reason.
-    `kernels` names clgemm's contenders: None is gemm() without a kernel (`clgemm`)."""
+    `kernels` names clgemm's contenders: None is gemm() without a kernel (`clgemm`).
+    Each contender makes `repeat` whole calls a round, or as many as last `least_ms`."""
     for shape in shapes:    # every shape is checked before the first is measured
         operands.check_fits(queue.device, operands.gemm_shapes(*shape), host=True)
     rng = np.random.default_rng(seed)
@@ -313,11 +323,11 @@ def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[
         for _ in range(rounds):             # interleaved: drift hits every contender alike
             for _, c in live:
                 c.before()
-                calls[id(c)] += wall(c.call, c.sync, repeat)
+                calls[id(c)] += wall(c.call, c.sync, repeat, least_ms)
                 dev, _ = measure(c.span_call, c.span, repeat)
                 spans[id(c)] += list(dev.ms) if dev else [None]
         for row, c in live:
-            _fill(row, c, calls[id(c)], spans[id(c)], shape, repeat * rounds, peak)
+            _fill(row, c, calls[id(c)], spans[id(c)], shape, len(calls[id(c)]), peak)
         _ratios(shape_rows)
         for row in shape_rows:
             if on_row:

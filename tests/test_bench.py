@@ -22,7 +22,7 @@ def clblast_loads() -> bool:
 
 def test_bench_rows(queue):
     rows = benchmod.bench(queue, [None, "2", "5"], [(33, 47, 21), (64, 64, 64)],
-                          ["clblast", "cublas"], repeat=2, rounds=2)
+                          ["clblast", "cublas"], repeat=2, rounds=2, least_ms=0)
     by = {(r["m"], r["contender"]): r for r in rows}
     for m in (33, 64):
         for name in ("clgemm", "clgemm-2", "clgemm-5"):
@@ -106,6 +106,17 @@ def test_clblast_params_file_must_hold_sets(tmp_path, doc):
                                   "--clblast-params", str(f)])
     assert r.exit_code != 0 and "expected a JSON object of NAME: integer" in r.output
     assert "Traceback" not in r.output
+
+
+def test_short_calls_are_timed_for_a_least_duration():
+    """A call shorter than least_ms / repeat is made as many times as fill least_ms (the
+    host's jitter needs more samples of a short call), a long one `repeat` times."""
+    import time
+    calls = []
+    out = benchmod.wall(lambda: calls.append(1), lambda: None, repeat=3, least_ms=5.0)
+    assert len(out) > 3 and len(calls) == len(out) + 1
+    slow = benchmod.wall(lambda: time.sleep(0.004), lambda: None, repeat=3, least_ms=5.0)
+    assert len(slow) == 3
 
 
 def test_device_span_falls_back_to_host_time():
