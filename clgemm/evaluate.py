@@ -127,8 +127,7 @@ class Evaluator:
         tiles; k whole tiles with the target's remainders of m and n), so that build is the
         one checked and no second compile is needed."""
         launched = self.layout(plan)[0]
-        exact, clamps = plan.exact(*launched), plan.clamps(*launched)
-        if not (exact or clamps):
+        if plan.loads(*launched) == "checked":
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         m, n, _ = launched

@@ -81,28 +81,28 @@ def tile_of(kern: kernels.Kernel, params: Mapping[str, int]) -> Shape:
     return kern.whole_tiles(params, 1, 1, 1)
 
 
-def exact(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> bool:
-    """Whether a launch at `shape` may use the build without bounds checks."""
-    return kern.exact and kern.divides(params, *shape)
-
-
-def clamps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> bool:
-    """Whether a launch at `shape` that is not whole tiles may use the CLAMP build (no
-    bounds checks, edge rows and columns re-read): k must be whole tiles, since a re-read
-    k would add terms, while m and n may end anywhere."""
-    return (kern.clamp and not exact(kern, params, shape)
-            and shape[2] % tile_of(kern, params)[2] == 0)
+def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> str:
+    """The build of the tile loads a launch at `shape` takes: "exact" where the shape is
+    whole tiles (no bounds checks); "clamp" where only k is (no bounds checks either: rows
+    and columns past m or n re-read the last one, while a re-read k would add terms);
+    "checked" otherwise, or for a kernel without those builds."""
+    if kern.exact and kern.divides(params, *shape):
+        return "exact"
+    if kern.clamp and shape[2] % tile_of(kern, params)[2] == 0:
+        return "clamp"
+    return "checked"
 
 
 def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
          mode: str = "auto") -> bool:
     """Whether a launch at `shape` runs on zero-padded copies of whole tiles. Not where the
     CLAMP build runs unpadded: it launches the same tiles without the copies."""
-    if not kern.exact or exact(kern, params, shape) or mode == "no":
+    build = loads(kern, params, shape)
+    if not kern.exact or build == "exact" or mode == "no":
         return False
     if mode == "yes":
         return True
-    if clamps(kern, params, shape):
+    if build == "clamp":
         return False
     m, n, k = shape
     mp, np_, kp = kern.whole_tiles(params, m, n, k)
@@ -212,7 +212,7 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     s = splits(kern, params, at, f, tuned=tuned)
     groups, depth = tiles(kern, params, at)
     groups *= s
-    r = residents["exact" if exact(kern, params, at) or clamps(kern, params, at) else "checked"]
+    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
     units = f.compute_units
     busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
     return busiest * -(-depth // s)

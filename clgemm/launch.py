@@ -172,11 +172,8 @@ class GemmPlan:
         self.align = self.kernel.geometry.vector(self.params)
 
     # the decisions, for this configuration (clgemm.heuristics)
-    def exact(self, m: int, n: int, k: int) -> bool:
-        return heuristics.exact(self.kernel, self.params, (m, n, k))
-
-    def clamps(self, m: int, n: int, k: int) -> bool:
-        return heuristics.clamps(self.kernel, self.params, (m, n, k))
+    def loads(self, m: int, n: int, k: int) -> str:
+        return heuristics.loads(self.kernel, self.params, (m, n, k))
 
     def pads(self, m: int, n: int, k: int) -> bool:
         return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad)
@@ -226,8 +223,9 @@ class GemmPlan:
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
         vector width; GUARD=1 or 2 for
         clgemm.guard), since each drops or adds code that costs registers in the others."""
-        key = (self.exact(m, n, k), a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
-               c_unaligned, self.clamps(m, n, k)) + ((guard,) if guard else ())
+        build_of_loads = self.loads(m, n, k)
+        key = (build_of_loads == "exact", a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
+               c_unaligned, build_of_loads == "clamp") + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "

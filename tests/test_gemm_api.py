@@ -395,7 +395,7 @@ def test_pad_rule(queue):
     assert not plan.pads(4001, 4001, 135)              # too shallow to repay the copies
     assert not plan.pads(1001, 1001, 2150)             # too narrow
     assert plan.pads(4001, 4001, 1001)
-    assert not plan.pads(4001, 4001, 4000) and plan.clamps(4001, 4001, 4000)   # CLAMP, no copies
+    assert not plan.pads(4001, 4001, 4000) and plan.loads(4001, 4001, 4000) == "clamp"   # CLAMP, no copies
     assert GemmPlan(queue, "5", P5, pad="yes").pads(4001, 4001, 4000)
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)

@@ -69,9 +69,9 @@ def test_whole_tiles_use_the_build_without_bounds_checks(queue, rng, kernel):
     plan = GemmPlan(queue, kernel, params)
     tm, tn = plan.kernel.geometry.tile(plan.params)
     whole = (2 * tm, 3 * tn, 4 * plan.params["TSK"])
-    assert plan.exact(*whole)
-    assert not plan.exact(whole[0] + 1, whole[1], whole[2])
-    assert not plan.exact(whole[0], whole[1], whole[2] - 1)
+    assert plan.loads(*whole) == "exact"
+    assert plan.loads(whole[0] + 1, whole[1], whole[2]) != "exact"
+    assert plan.loads(whole[0], whole[1], whole[2] - 1) != "exact"
     for shape in (whole, (whole[0] - 3, whole[1] + 5, whole[2] - 1)):
         check(queue, rng, *shape, kernel, params)
 
@@ -94,7 +94,7 @@ def test_edge_tiles_re_read_in_the_clamp_build(queue, rng, kernel, i, by, split)
     tk = plan.params["TSK"]
     for m, n, k in ((2 * tm + 3, 3 * tn - 5, 4 * tk), (1, 2 * tn + 1, 3 * tk),
                     (2 * tm - 1, 1, 6 * tk)):
-        assert plan.clamps(m, n, k) and not plan.exact(m, n, k) and not plan.pads(m, n, k)
+        assert plan.loads(m, n, k) == "clamp" and not plan.pads(m, n, k)
         a = verify.random_matrix(rng, k, m).T if by == "kernel" else verify.random_matrix(rng, m, k)
         b = verify.random_matrix(rng, k, n)
         c0 = verify.random_matrix(rng, m, n)
@@ -121,11 +121,11 @@ def test_clamp_rule(queue):
     would add terms), never for whole tiles (EXACT), never for kernels without it."""
     from clgemm.gemm import GemmPlan
     plan = GemmPlan(queue, "5", SMALL["5"][0])              # 32 x 32 x 8 tiles
-    assert plan.clamps(33, 32, 8) and plan.clamps(32, 1, 64) and plan.clamps(1, 1, 8)
-    assert not plan.clamps(32, 32, 8) and plan.exact(32, 32, 8)
-    assert not plan.clamps(33, 33, 9) and not plan.clamps(32, 32, 12)
-    assert not GemmPlan(queue, "4", SMALL["4"][0]).clamps(33, 33, 8)
-    assert not GemmPlan(queue, "7", SMALL["7"][0]).clamps(33, 33, 24)   # TSK 16
+    assert plan.loads(33, 32, 8) == plan.loads(32, 1, 64) == plan.loads(1, 1, 8) == "clamp"
+    assert plan.loads(32, 32, 8) == "exact"
+    assert plan.loads(33, 33, 9) == plan.loads(32, 32, 12) == "checked"
+    assert GemmPlan(queue, "4", SMALL["4"][0]).loads(33, 33, 8) == "checked"
+    assert GemmPlan(queue, "7", SMALL["7"][0]).loads(33, 33, 24) == "checked"   # TSK 16
 
 
 def test_tensor_core_products_keep_float_accuracy(queue, rng):
