@@ -98,8 +98,11 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
         written = old_c = rand(rng, m, n)
     gate = cl.UserEvent(queue.context)
     try:
+        # the copy waits for what target has pending too, as any writer from another
+        # queue must: without it, under load the previous call's kernel into c ran after
+        # the copy and overwrote it (a race of the test's own making, seen on 2 cores)
         write = cl.enqueue_copy(other, target.base_data, written, is_blocking=False,
-                                wait_for=[gate])
+                                wait_for=[gate, *target.events])
         target.add_event(write)
         waits.clear()
         clgemm.gemm(queue, da, db_, c, beta=1.0, kernel="5", params=P5)
