@@ -171,23 +171,24 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
 
 
 def _fill_splits(groups: int, k: int, f: Facts) -> int:
-    """Slices of k for an untuned launch: the counts are the doublings while the groups
-    stay short of one wave (split_fill per compute unit) and slices split_min_k deep or
-    more; of these, the one with the fewest waves of unsplit work, ceil(groups * s / wave)
-    / s, the larger on a tie, and none unless it saves some, except that fewer groups
-    than a wave with slices split_deep_k deep take two. The last doubling alone
-    (the rule before 2026-12-04) lands past a wave as often as on one: on the H200, 80 to
-    128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices it gave
-    than unsplit, while at k = 4096 104 or 128 groups of 128x128 ran 18-23% faster in two
-    slices and 128 of 64x128 2% slower (`python3 scripts/points.py` with SPLIT_K=S points;
-    the data in results/h200/raw/split-fill-2026-12-04.json)."""
+    """Slices of k for an untuned launch. The counts are the doublings up to the first that
+    makes two waves of groups (a wave: split_fill per compute unit), slices split_min_k
+    deep or more; of these, the one with the fewest waves of unsplit work, ceil(groups * s
+    / wave) / s, and none unless it saves some. Ties go to the larger count up to the first
+    one past a wave, and beyond it a count must save more. Fewer groups than a wave, with
+    slices split_deep_k deep, take two all the same. Measured on the H200 (2026-12-04,
+    `python3 scripts/points.py` with SPLIT_K=S points, results/h200/raw/split-fill-2026-12-04.json):
+    80-128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices that doubling
+    to a full wave gave than unsplit (the rule before), 96 of them at k = 4096 33% faster in
+    four; 104 or 128 groups of 128x128 at k = 4096 18-23% faster in two."""
     wave = f["split_fill"] * f.compute_units
     best, best_cost = 1, 1.0
     s = 1
-    while groups * s < wave and 2 * s * f["split_min_k"] <= k:
+    while groups * s < 2 * wave and 2 * s * f["split_min_k"] <= k:
+        past = groups * s >= wave          # an earlier count already filled a wave
         s *= 2
         cost = math.ceil(groups * s / wave) / s
-        if cost <= best_cost and cost < 1.0:
+        if cost < best_cost or (cost == best_cost < 1.0 and not past):
             best, best_cost = s, cost
     if best == 1 and groups < wave and k >= 2 * f["split_deep_k"]:
         best = 2

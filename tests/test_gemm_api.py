@@ -477,12 +477,16 @@ def test_untuned_split_leaves_the_fewest_waves():
     from clgemm.heuristics import DEFAULTS, Facts, _fill_splits
     f = Facts(compute_units=132)
     assert _fill_splits(128, 1024, f) == 1
-    assert _fill_splits(112, 2048, f) == 1       # 2 slices: 2 waves of half the work
+    assert _fill_splits(112, 2048, f) == 1       # 2 or 4 slices: a whole wave of work
     assert _fill_splits(80, 1024, f) == 1        # 160 groups: 2 waves of half the work
     assert _fill_splits(64, 1024, f) == 2        # one wave of half the work
     assert _fill_splits(56, 2048, f) == 4        # 2 and 4 tie at half a wave: the larger
     assert _fill_splits(64, 512, f) == 1         # slices would be under split_min_k
     assert _fill_splits(1, 2**20, f) == 256      # one tile of C: past a wave, as before
+    assert _fill_splits(96, 4096, f) == 4        # 3 waves of a quarter: 33% faster measured
+    assert _fill_splits(80, 4096, f) == 4
+    assert _fill_splits(64, 4096, f) == 4        # 8 saves nothing more than 4
+    assert _fill_splits(48, 4096, f) == 8        # 3 waves of an eighth against 2 of a quarter
     assert _fill_splits(132, 2**20, f) == 1
     assert _fill_splits(128, 4096, f) == 2       # no wave saved, but slices 2048 deep
     assert _fill_splits(128, 4095, f) == 1
