@@ -20,6 +20,7 @@ from .operands import Matrix, View, is_transposed, rounded
 from .transpose import TransposePlan
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
+_LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP"}   # heuristics.loads -> build option
 PAD = ("auto", "yes", "no")
 
 
@@ -223,15 +224,16 @@ class GemmPlan:
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
         vector width; GUARD=1 or 2 for
         clgemm.guard), since each drops or adds code that costs registers in the others."""
-        build_of_loads = self.loads(m, n, k)
-        key = (build_of_loads == "exact", a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
-               c_unaligned, build_of_loads == "clamp") + ((guard,) if guard else ())
+        loads = self.loads(m, n, k)
+        key = (loads, a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
+               c_unaligned) + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
-            opts = [o for o, on in zip(("-DEXACT", "-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                        "-DC_UNALIGNED", "-DCLAMP"), key) if on]
+            opts = [_LOADS_OPTION[loads]] if loads != "checked" else []
+            opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
+                                         "-DC_UNALIGNED"), key[1:]) if on]
             opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))

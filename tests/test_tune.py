@@ -458,7 +458,7 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {(True, False, False, False, False, False)}  # (EXACT, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, CLAMP)
+    exact_only = {("exact", False, False, False, False)}  # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED)
     assert set(plan._programs) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
@@ -471,7 +471,7 @@ def test_clamp_target_compiles_and_checks_only_the_clamp_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 37, 45, 32, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    clamp_only = {(False, False, False, False, False, True)}
+    clamp_only = {("clamp", False, False, False, False)}
     assert set(plan._programs) == clamp_only
     assert ev.check_shape(plan) == (69, 109, 40)
     assert ev.measure(plan)["status"] == "ok"
@@ -510,7 +510,7 @@ def test_split_target_checks_the_split_build(queue):
     ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.splits(1, 32, 4096) > 1
-    split_only = {(False, False, False, True, False, True)}     # k whole tiles: CLAMP
+    split_only = {("clamp", False, False, True, False)}     # k whole tiles: CLAMP
     assert set(plan._programs) == split_only
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == split_only
@@ -572,8 +572,8 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
     from clgemm.evaluate import Evaluator
     thresholds(kmajor_min_n=0, kmajor_min_volume=0)
-    for shape, builds in (((64, 64, 64), {(True, True, False, False, False, False)}),
-                          ((37, 45, 29), {(False, True, False, False, False, False)})):
+    for shape, builds in (((64, 64, 64), {("exact", True, False, False, False)}),
+                          ((37, 45, 29), {("checked", True, False, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
         plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
         assert set(plan._programs) == builds
@@ -590,10 +590,10 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
-    assert set(plan._programs) == {(True, False, False, False, False, False)}
+    assert set(plan._programs) == {("exact", False, False, False, False)}
     r = ev.measure(plan)
     assert r["status"] == "ok", r
-    assert set(plan._programs) == {(True, False, False, False, False, False)}
+    assert set(plan._programs) == {("exact", False, False, False, False)}
 
 
 # ------------------------------------------------------------ waves: untuned shapes
