@@ -82,12 +82,15 @@ def main() -> None:
     for rnd in range(args.rounds):
         for i, (src, params) in enumerate(points):
             kern = variants[src]
+            kparams = {p: v for p, v in params.items() if p != "SPLIT_K"}   # SPLIT_K: a count
             if i not in regs:
-                kp = {p: v for p, v in params.items() if p != "SPLIT_K"}
-                fp = build.footprint(ctx, kern, kern.resolve(kp, kern.defaults_for(queue.device)))
+                try:
+                    resolved = kern.resolve(kparams, kern.defaults_for(queue.device))
+                except ValueError as e:
+                    raise SystemExit(f"point {i} ({params}): {e}") from None
+                fp = build.footprint(ctx, kern, resolved)
                 regs[i] = None if fp is None else fp[0]
             for m, n, k in shapes(args.shapes):
-                kparams = {p: v for p, v in params.items() if p != "SPLIT_K"}
                 try:
                     r = run_gemm(queue, m, n, k, kernel=kern.key, params=kparams,
                                  repeat=args.repeat, split_k=params.get("SPLIT_K", "auto"))
