@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
-from .device import has_tf32_mma, nvidia_cc, shuffle_support
+from .device import has_tf32_mma, has_wgmma, nvidia_cc, shuffle_support
 from .kernels import Kernel
 
 
@@ -58,7 +58,26 @@ def device_options(context: cl.Context, kernel: Kernel) -> tuple[str, ...]:
         opts += (f"-DSHUFFLE={_SHUFFLE_CODES[shuffle_support(dev)]}",)
     if kernel.mma:
         opts += (f"-DMMA={int(has_tf32_mma(dev))}",)
+    if kernel.wgmma:
+        opts += (f"-DWGMMA={int(has_wgmma(dev))}",)
     return opts
+
+
+SM90A = "// SM90A: "
+
+
+def sm90a_ptx(ptx: str) -> str:
+    """A build's PTX with its sm_90a instructions made real. NVIDIA's OpenCL compiles for
+    sm_90, whose PTX has no wgmma; kernel 8 writes each such instruction as an inline-asm
+    comment '// SM90A: ...', whose operands the compiler has filled in, and the driver
+    builds the PTX once its target is sm_90a (H200, driver 580.159.04, 2026-12-04)."""
+    ptx = ptx.rstrip("\0")
+    if SM90A not in ptx:
+        raise BuildError("no '// SM90A: ' instructions in the PTX to make real")
+    ptx, targets = re.subn(r"^(\s*\.target\s+)sm_90\b", r"\1sm_90a", ptx, flags=re.M)
+    if targets != 1:
+        raise BuildError("the PTX does not target sm_90 (one '.target sm_90' line expected)")
+    return ptx.replace(SM90A, "")
 
 
 def program(context: cl.Context, kernel: Kernel, params: Mapping[str, int],
@@ -97,8 +116,14 @@ def _compile(context: cl.Context, source: str, params: Mapping[str, int],
              extra: tuple[str, ...], what: str, tail: str = "") -> cl.Program:
     try:
         with _build_lock:
-            return cl.Program(context, (kernel_dir() / source).read_text() + tail).build(
+            prg = cl.Program(context, (kernel_dir() / source).read_text() + tail).build(
                 options=options(params, extra))
+            if "-DWGMMA=1" in extra:   # kernel 8 on a Hopper GPU: build its sm_90a PTX
+                dev = context.devices[0]
+                ptx = sm90a_ptx(prg.get_info(cl.program_info.BINARIES)[0].decode())
+                prg = cl.Program(context, [dev], [ptx.encode()]).build(
+                    options=[o for o in extra if o.startswith("-cl-nv-")])
+            return prg
     except cl.Error as e:  # the message carries the build log
         raise BuildError(f"{what} failed to compile with {dict(params)}: {e}") from None
 

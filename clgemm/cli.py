@@ -91,7 +91,9 @@ def devices(device_spec) -> None:
                    "intel": "cl_intel_subgroups", "emulated": "none (emulated in local memory)"}
         click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}, "
                    f"TF32 tensor-core MMA (kernel 7): "
-                   + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)"))
+                   + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)")
+                   + ", warpgroup MMA (kernel 8): "
+                   + ("sm_90a wgmma" if d["wgmma"] else "none (emulated in local memory)"))
         if d["local_mem_usable_bytes"] != d["local_mem_bytes"]:
             click.echo(f"    static local arrays of up to {d['local_mem_usable_bytes'] / 2**10:.0f} KiB "
                        f"run (probed; the query says {d['local_mem_bytes'] / 2**10:.0f} KiB)")
@@ -176,7 +178,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         src = {"tuned": f"tuned for {sibling}this device at {r['tuned_at']}", "defaults": "registry defaults",
                "given": "as given"}[base] + (", some as given" if given else "")
         emulated = "  (MMA EMULATED in local memory on this device: slow)" \
-            if kernel.mma and not devmod.has_tf32_mma(queue.device) else ""
+            if (kernel.mma and not devmod.has_tf32_mma(queue.device)) \
+            or (kernel.wgmma and not devmod.has_wgmma(queue.device)) else ""
         click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique}){emulated}")
         click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \

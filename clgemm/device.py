@@ -178,6 +178,12 @@ def has_tf32_mma(dev: cl.Device) -> bool:
     return cc is not None and cc >= (8, 0)
 
 
+def has_wgmma(dev: cl.Device) -> bool:
+    """Whether kernel 8 can issue wgmma (sm_90a PTX): NVIDIA compute capability 9.0, the
+    Hopper GPUs; later ones have no wgmma. Elsewhere it emulates the instruction."""
+    return nvidia_cc(dev) == (9, 0)
+
+
 # ------------------------------------------------------------------ launch limits
 # Limits a launch depends on that the device query misreports; Kernel.violations consults
 # them. Duck-typed devices (the tests' fakes) without the attributes a fact needs get the
@@ -391,6 +397,7 @@ def describe(dev: cl.Device) -> dict:
         "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
         "shuffle": shuffle_support(dev),
         "tf32_mma": has_tf32_mma(dev),
+        "wgmma": has_wgmma(dev),
         "local_mem_usable_bytes": local_mem_limit(dev),
         "work_group_stack_bytes": work_group_stack(dev),
         "fp32_peak_gflops": round(peak, 1) if peak else None,

@@ -131,7 +131,7 @@ class Evaluator:
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         m, n, _ = launched
-        return (2 * tm + m % tm, 3 * tn + n % tn, 5 * plan.params["TSK"])
+        return (2 * tm + m % tm, 3 * tn + n % tn, 5 * plan.kernel.geometry.depth(plan.params))
 
     def measure(self, plan, cutoff_ms: float | None = None) -> dict:
         """Check on fresh random data at an odd shape, then time at the target shape and

@@ -42,6 +42,7 @@ class Geometry:
     # where they sit on a worker thread's stack (device.work_group_stack): an upper bound
     # of the frames pocl 3.0 built for the registry's kernels (see stack_bytes)
     context: Callable[[Mapping[str, int]], int] = lambda p: 1024
+    depth: Callable[[Mapping[str, int]], int] = lambda p: p.get("TSK", 1)  # k of a tile step
 
     def stack_bytes(self, p: Mapping[str, int]) -> int:
         """The stack frame pocl's work-group function needs, estimated from above: the
@@ -60,7 +61,7 @@ class Geometry:
 
 @dataclass(frozen=True)
 class Kernel:
-    key: str                 # registry key: "1".."7" for GEMM, "naive" etc. for transposes
+    key: str                 # registry key: "1".."8" for GEMM, "naive" etc. for transposes
     name: str
     source: str              # file name under kernels/
     params: tuple[Param, ...]
@@ -73,6 +74,7 @@ class Kernel:
     cpu_defaults: Mapping[str, int] = field(default_factory=dict)
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
     mma: bool = False        # issues tensor-core MMAs by inline PTX where the device has them
+    wgmma: bool = False      # issues Hopper's warpgroup MMAs (sm_90a PTX: build.sm90a_ptx)
     # taken only when asked for by name: gemm() without a kernel passes over its tuned
     # entries (kernel 7's TF32 split gives NaN for Inf and TF32's precision to operands
     # below ~1e-34)
@@ -197,9 +199,9 @@ class Kernel:
             raise ValueError(f"kernel {self.key} ({self.name}) with {shown} violates: " + "; ".join(bad))
 
     def whole_tiles(self, p: Mapping[str, int], m: int, n: int, k: int) -> tuple[int, int, int]:
-        """(m, n, k) rounded up to whole tiles (TSK deep along k)."""
+        """(m, n, k) rounded up to whole tiles (geometry.depth deep along k)."""
         tm, tn = self.geometry.tile(p)
-        tk = p.get("TSK", 1)
+        tk = self.geometry.depth(p)
         return -(-m // tm) * tm, -(-n // tn) * tn, -(-k // tk) * tk
 
     def divides(self, p: Mapping[str, int], m: int, n: int, k: int) -> bool:
@@ -460,6 +462,21 @@ _register(Kernel(
                       local_bytes=_mma_local_bytes, vector=lambda p: 4,
                       # pocl: 60-220 bytes per accumulator (its MMA is emulated)
                       context=lambda p: 320 * (p["WM"] * p["WN"] // 32) + 32 * p["TSK"] + 1024),
+))
+
+_register(Kernel(
+    key="8", name="warpgroup-mma", source="8_warpgroup_mma.cl", wgmma=True, opt_in=True,
+    exact=True, clamp=True, guarded=True,
+    technique="warpgroup MMAs (wgmma) from local memory, each float split once as its tile lands",
+    params=(Param("TSM", 128, (64, 128), "rows of C per work-group: a warpgroup per 64"),
+            Param("TSN", 128, (64, 128), "columns of C per work-group: the MMA's n")),
+    cpu_defaults=dict(TSM=64, TSN=64),
+    # two buffers of four K-major tiles (A's and B's TF32 heads and remainders), 32 floats
+    # of k a row
+    geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]), local=lambda p: (2 * p["TSM"], 1),
+                      local_bytes=lambda p: 256 * (p["TSM"] + p["TSN"]) * 2,
+                      vector=lambda p: 4, context=lambda p: 16 * p["TSN"] + 2048,
+                      depth=lambda p: 32),
 ))
 
 DEFAULT_GEMM = "5"

@@ -64,6 +64,7 @@
 #ifndef MMA
 #define MMA 0
 #endif
+#define TF32_HW MMA
 
 #include "common.cl"
 
@@ -104,28 +105,19 @@
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                        \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),     \
                    "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]))
-inline uint tf32_round(float x) {       // to nearest, ties away from zero
-    uint r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
 #define MMA_SCRATCH
 #else
 // The emulation: every lane posts its fragments to its warp's scratch, then computes its
 // four outputs from the posted values, which the hardware truncates to TF32. The sum is
-// added to d rounded toward zero, as the tensor cores' adder was seen to do (see above).
+// added to d rounded toward zero, as the tensor cores' adder was seen to do (see above;
+// tf32_round and add_toward_zero are common.cl's).
 // All work-items of the group reach every call (the barriers), as with the real MMA.
 // Posting and computing are calls kept out of line, their values passed by value: pocl
 // makes the code between two barriers a loop over the work-group's work-items, one per
 // barrier of the unrolled kernel body (two per MMA), and inlined there these steps took
 // LLVM 20-70 s a build (32x32x16 tiles: 20 s; 32x32x32 with two warps: 65 s; 2026-12-04),
 // against 2-4 s as calls. The arithmetic is the same, bit for bit.
-inline uint tf32_round(float x) { return (as_uint(x) + 0x1000u) & 0xffffe000u; }
 inline float tf32_value(__local const uint* s) { return as_float(*s & 0xffffe000u); }
-inline float add_toward_zero(const float a, const float b) {
-    const float s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);  // s + err = a + b
-    return (err != 0.0f && (err < 0.0f) != (s < 0.0f)) ? nextafter(s, 0.0f) : s;
-}
 __attribute__((noinline))
 void mma_post(__local uint* s, const int lane, const uint a0, const uint a1, const uint a2,
               const uint a3, const uint b0, const uint b1) {

@@ -51,6 +51,27 @@
 #define GUARD_RETURN
 #endif
 
+// TF32 of the tensor-core kernels (7, 8), which define TF32_HW: tf32_round(x) is x rounded
+// to TF32 (10 mantissa bits, ties away from zero) as a bit pattern, by cvt.rna where the
+// device has it (TF32_HW = 1, NVIDIA) and by the same rounding in integer arithmetic
+// elsewhere; there add_toward_zero(a, b) is a + b rounded toward zero, as the tensor
+// cores' adder was seen to add (kernel 7), for the emulated MMAs.
+#ifdef TF32_HW
+#if TF32_HW
+inline uint tf32_round(float x) {
+    uint r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+#else
+inline uint tf32_round(float x) { return (as_uint(x) + 0x1000u) & 0xffffe000u; }
+inline float add_toward_zero(const float a, const float b) {
+    const float s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);  // s + err = a + b
+    return (err != 0.0f && (err < 0.0f) != (s < 0.0f)) ? nextafter(s, 0.0f) : s;
+}
+#endif
+#endif
+
 // Write one element of C.
 inline void store_c(__global float* C, const int idx, const float alpha,
                     const float acc, const float beta) {

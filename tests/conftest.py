@@ -17,6 +17,7 @@ SMALL = {
           dict(TSM=64, TSN=64, TSK=8, WPTM=4, WPTN=4, WIDTH=2, PAD=1)],
     "7": [dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8),
           dict(TSM=32, TSN=32, TSK=32, WM=16, WN=32, FOLD=16)],
+    "8": [dict(TSM=64, TSN=64), dict(TSM=128, TSN=64)],
 }
 
 # pocl builds a work-group function per barrier region, and the emulated shuffles and MMAs

@@ -1,5 +1,5 @@
-"""Kernel 7's guard (clgemm/guard.py, kernels/scan_special.cl): gemm() and Plan with kernel
-7 scan the operands on the device and hand a product with an Inf, a NaN or a nonzero
+"""Kernel 7's guard, also kernel 8's (clgemm/guard.py, kernels/scan_special.cl): gemm() and
+Plan with kernel 7 scan the operands on the device and hand a product with an Inf, a NaN or a nonzero
 magnitude outside [2^-51, 2^63) to kernel 5, so that the answers are float's; other
 products are kernel 7's, bit for bit. Shapes and kernel-7 parameters are small: its MMA is
 emulated on the CPU."""
@@ -69,30 +69,39 @@ CASES = {"inf in A": True, "-inf in B": True, "a product near float's max": None
          "row of A x 1e-36": True, "nan in A": False, "3.4e38 in A": False}
 
 
+@pytest.mark.parametrize("kernel", ["7", "8"])
 @pytest.mark.parametrize("case", CASES)
-def test_inputs_kernel_7_cannot_take_get_floats_answer(queue, rng, case):
+def test_inputs_kernel_7_cannot_take_get_floats_answer(queue, rng, case, kernel):
+    """Kernel 8 splits floats as kernel 7 does and has the same guard; what it gets wrong
+    alone is asserted where the split decides it (Inf - Inf is NaN; NaN and 3.4e38 are
+    multiplied right), not for a product near float's max or a row scaled by 1e-36,
+    where the tensor cores' handling of the parts decides."""
+    params = SMALL[kernel][0]
     a, b = operands_with(rng, case)
-    guarded = product(queue, a, b, kernel="7", params=P7)
-    alone = product(queue, a, b, kernel="7", params=P7, guard=False)
+    guarded = product(queue, a, b, kernel=kernel, params=params)
+    alone = product(queue, a, b, kernel=kernel, params=params, guard=False)
     fma = product(queue, a, b, kernel="5", split_k=1)
     assert floats_answer(fma, a, b)
     assert floats_answer(guarded, a, b)
     assert np.array_equal(guarded, fma, equal_nan=True)          # the fallback, bit for bit
     assert not np.array_equal(guarded, alone, equal_nan=True)    # another kernel ran
     wrong = CASES[case]
-    if wrong is None:
+    if wrong is None and kernel == "7":
         wrong = not device.has_tf32_mma(queue.device)
-    assert floats_answer(alone, a, b) != wrong                   # the guard mattered or not
+    if kernel == "7" or case in ("inf in A", "-inf in B", "nan in A", "3.4e38 in A"):
+        assert floats_answer(alone, a, b) != wrong               # the guard mattered or not
     if case in ("inf in A", "-inf in B"):
         assert np.isnan(alone).any() and not np.isnan(guarded).any()
 
 
-def test_ordinary_operands_run_kernel_7(queue, rng):
-    """The common case is kernel 7's product, not the fallback's: bit for bit what kernel 7
-    gives alone, and not what kernel 5 gives."""
+@pytest.mark.parametrize("kernel", ["7", "8"])
+def test_ordinary_operands_run_the_tensor_core_kernel(queue, rng, kernel):
+    """The common case is the tensor-core kernel's product, not the fallback's: bit for
+    bit what it gives alone, and not what kernel 5 gives."""
+    params = SMALL[kernel][0]
     a, b = operands_with(rng, "none")
-    guarded = product(queue, a, b, kernel="7", params=P7)
-    assert np.array_equal(guarded, product(queue, a, b, kernel="7", params=P7, guard=False))
+    guarded = product(queue, a, b, kernel=kernel, params=params)
+    assert np.array_equal(guarded, product(queue, a, b, kernel=kernel, params=params, guard=False))
     assert not np.array_equal(guarded, product(queue, a, b, kernel="5", split_k=1))
     assert floats_answer(guarded, a, b)
 
