@@ -467,14 +467,14 @@ _register(Kernel(
 _register(Kernel(
     key="8", name="warpgroup-mma", source="8_warpgroup_mma.cl", wgmma=True, opt_in=True,
     exact=True, clamp=True, guarded=True,
-    technique="warpgroup MMAs (wgmma) from local memory, each float split once as its tile lands",
+    technique="warpgroup MMAs (wgmma): B from local memory, A from registers, each float split once",
     params=(Param("TSM", 128, (64, 128), "rows of C per work-group: a warpgroup per 64"),
             Param("TSN", 128, (64, 128), "columns of C per work-group: the MMA's n")),
     cpu_defaults=dict(TSM=64, TSN=64),
-    # two buffers of four K-major tiles (A's and B's TF32 heads and remainders), 32 floats
-    # of k a row
+    # two buffers of B's K-major h and l tiles (32 floats of k a row), and the emulated
+    # MMAs' copy of A's fragments, counted on every device as kernel 7's scratch is
     geometry=Geometry(tile=lambda p: (p["TSM"], p["TSN"]), local=lambda p: (2 * p["TSM"], 1),
-                      local_bytes=lambda p: 256 * (p["TSM"] + p["TSN"]) * 2,
+                      local_bytes=lambda p: 512 * p["TSN"] + 256 * p["TSM"],
                       vector=lambda p: 4, context=lambda p: 16 * p["TSN"] + 2048,
                       depth=lambda p: 32),
 ))

@@ -19,14 +19,14 @@ class Hopper(FakeDevice):
 
 def test_every_kernel_source_exists_and_defaults_are_valid():
     """Defaults fit the 48 KB of local memory OpenCL devices commonly report, except kernel
-    8's: its smallest tiles take 64 KB, and it is made for Hopper's 227 KB."""
+    8's: they take 96 KB, for Hopper's 227 KB; its smallest tiles fit 48 KB."""
     from clgemm.build import kernel_dir
     for k in list(kernels.GEMM.values()) + list(kernels.TRANSPOSE.values()):
         assert (kernel_dir() / k.source).is_file()
         assert k.violations(k.defaults, Hopper() if k.wgmma else FakeDevice()) == [], k.key
         if k.wgmma:
             small = {p.name: min(p.space) for p in k.params}
-            assert k.violations(small, FakeDevice()) != [] and k.violations(small, Hopper()) == []
+            assert k.violations(k.defaults, FakeDevice()) != [] and k.violations(small, FakeDevice()) == []
         for p in k.params:
             assert p.default in p.space
 
