@@ -292,6 +292,47 @@ _facts_lock = threading.Lock()
 FACTS_FILE = "device_facts.json"
 
 
+def launch_violations(device, lx: int, ly: int, local_bytes: int, stack_frame: int,
+                      footprint: tuple[int, int] | None = None) -> list[str]:
+    """What a work-group of lx x ly work-items needing `local_bytes` of local memory (and,
+    on pocl, `stack_frame` bytes of stack) breaks among the device's limits: the work-group
+    size and its extent along each dimension, local memory (on NVIDIA the probed limit,
+    local_mem_limit), pocl's work-group stack (work_group_stack), and, with a build's
+    `footprint` (registers per work-item, local bytes: build.footprint, NVIDIA), its
+    registers and local memory. Kernel.violations asks it for each parameter point."""
+    bad = []
+    items = lx * ly
+    if items > device.max_work_group_size:
+        bad.append(f"work-group {lx}x{ly}={items} work-items exceeds the device maximum "
+                   f"{device.max_work_group_size}")
+    dims = device.max_work_item_sizes
+    if lx > dims[0] or ly > dims[1]:
+        bad.append(f"work-group {lx}x{ly} exceeds the device's per-dimension limits "
+                   f"{dims[0]}x{dims[1]}")
+    limit = local_mem_limit(device)
+    probed = "" if limit == device.local_mem_size else \
+        f" (probed: static local arrays of up to {limit} bytes run; the query says " \
+        f"{device.local_mem_size})"
+    need = max(local_bytes, footprint[1]) if footprint is not None else local_bytes
+    if need > limit:
+        bad.append(f"local memory {need} bytes exceeds the device's {limit}{probed}")
+    stack = work_group_stack(device)
+    if stack is not None and not bad and stack_frame > stack:
+        bad.append(f"work-group of {items} work-items needs about {stack_frame} bytes of "
+                   f"stack on pocl's CPU device, which keeps each work-item's values "
+                   f"that live across a barrier on the stack of the thread running "
+                   f"the group; its threads leave {stack} (3/4 of the thread stack "
+                   f"size, which `ulimit -s` sets when the process starts)")
+    registers = registers_per_group(device)
+    if footprint is not None and registers is not None:
+        held = group_registers(footprint[0], items)
+        if held > registers:
+            bad.append(f"{footprint[0]} registers a work-item (the build's report) x "
+                       f"{items} work-items hold {held} registers, over the {registers} "
+                       f"a work-group may have")
+    return bad
+
+
 def _fact(dev, name: str, probe) -> int:
     """A probed fact of (device, driver) from the clgemm home's device_facts.json; probed
     and recorded there when it is missing (a file that cannot be read or written only

@@ -117,8 +117,8 @@ class Plan:
     and a numpy result read back.
 
     `allocator` makes the outputs and scratch buffers (default: the calling thread's pool
-    for the context, `memory_pool`). `guard` (kernel 7): each call scans the operands and
-    lets kernel 5 compute what kernel 7 cannot take, and products less than 48 deep run
+    for the context, `memory_pool`). `guard` (kernels 7, 8): each call scans the operands and
+    lets kernel 5 compute what the kernel cannot take, and products less than 48 deep run
     kernel 5 (clgemm.guard); False skips both."""
 
     def __init__(self, queue: cl.CommandQueue, m: int, n: int, k: int, *,

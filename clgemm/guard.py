@@ -1,5 +1,5 @@
 """The guarded launch of a kernel whose products differ from float's on some inputs
-(kernel 7: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
+(kernels 7 and 8: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
 derives the bounds), without a host read: a scan of the operands, the kernel, and a
 fallback FMA kernel, enqueued in that order on the in-order queue every call. The scan
 stores the call's epoch into a flag when it finds such a value; the kernel then returns

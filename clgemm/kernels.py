@@ -154,41 +154,11 @@ class Kernel:
         bad = [c.text for c in self.constraints if not _holds(c, p)]
         if bad:  # geometry of a broken point may not even be computable
             return bad
-        lx, ly = self.geometry.local_size(p)
         if device is not None:
-            items = lx * ly
-            if items > device.max_work_group_size:
-                bad.append(f"work-group {lx}x{ly}={items} work-items exceeds the device maximum "
-                           f"{device.max_work_group_size}")
-            dims = device.max_work_item_sizes
-            if lx > dims[0] or ly > dims[1]:
-                bad.append(f"work-group {lx}x{ly} exceeds the device's per-dimension limits "
-                           f"{dims[0]}x{dims[1]}")
-            limit = devmod.local_mem_limit(device)
-            probed = "" if limit == device.local_mem_size else \
-                f" (probed: static local arrays of up to {limit} bytes run; the query says " \
-                f"{device.local_mem_size})"
+            lx, ly = self.geometry.local_size(p)
             need = self.geometry.local_bytes(p)
-            if footprint is not None:
-                need = max(need, footprint[1])
-            if need > limit:
-                bad.append(f"local memory {need} bytes exceeds the device's {limit}{probed}")
-            stack = devmod.work_group_stack(device)
-            if stack is not None and not bad:
-                frame = self.geometry.stack_bytes(p)
-                if frame > stack:
-                    bad.append(f"work-group of {items} work-items needs about {frame} bytes of "
-                               f"stack on pocl's CPU device, which keeps each work-item's values "
-                               f"that live across a barrier on the stack of the thread running "
-                               f"the group; its threads leave {stack} (3/4 of the thread stack "
-                               f"size, which `ulimit -s` sets when the process starts)")
-            registers = devmod.registers_per_group(device)
-            if footprint is not None and registers is not None:
-                held = devmod.group_registers(footprint[0], items)
-                if held > registers:
-                    bad.append(f"{footprint[0]} registers a work-item (the build's report) x "
-                               f"{items} work-items hold {held} registers, over the {registers} "
-                               f"a work-group may have")
+            bad += devmod.launch_violations(device, lx, ly, need, self.geometry.stack_bytes(p),
+                                            footprint)
         return bad
 
     def check(self, p: Mapping[str, int], device=None,

@@ -41,9 +41,9 @@
 // addressed as the descriptor addresses them, and A's fragments posted to local memory,
 // with TF32 operands and a truncating adder.
 //
-// H200 8192^3: 78 TFLOPS (spans) against 61 for kernel 7's tuned point and 68 with A's
-// h and l tiles in local memory too; error 3.1e-7 (kernel 7 4.2e-7, kernel 5 1.6e-6);
-// results/h200/README.md.
+// H200 8192^3: 75.9 TFLOPS (spans; 78.5 at 2048^3) against 60.7 for kernel 7's tuned
+// point, and 68 with A's h and l tiles in local memory too (a probe); error 3.1e-7 (kernel
+// 7 4.2e-7, kernel 5 1.6e-6); results/h200/README.md, "Kernel 8".
 
 #ifndef TSM
 #define TSM 128

@@ -82,7 +82,20 @@ CLAMP_SHAPE = (37, 53, 48)    # k whole tiles, m and n not: the CLAMP build's re
 TRANSPOSE_SHAPES = [(37, 53), (130, 7), (128, 64)]   # the last: whole blocks of shuffle WARPS=1, 2
 
 
-@pytest.mark.parametrize("key", list(kernels.GEMM))
+# Kernel 8's smallest tiles take 48 KB of local memory (B's tiles and its emulated MMAs'
+# copy of A), more than the 32 KB Oclgrind's device has: it is checked on pocl instead
+# (tests/test_kernels.py), and here only that Oclgrind's device refuses it.
+SIMULATED = [key for key, kern in kernels.GEMM.items() if not kern.wgmma]
+
+
+def test_kernel_8_does_not_fit_the_simulator():
+    dev = device.select("oclgrind")
+    kern = kernels.get("8")
+    for p in kern.space():
+        assert any("local memory" in v for v in kern.violations(p, dev)), p
+
+
+@pytest.mark.parametrize("key", SIMULATED)
 def test_gemm_kernel_is_clean(key):
     kern = kernels.get(key)
     shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else []) + ([CLAMP_SHAPE] if kern.clamp else [])
