@@ -38,7 +38,7 @@ def _gemm_shape(default_size: int):
     def wrap(f):
         for opt in reversed((
             click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
-                         show_default=True, help="GEMM kernel number (1-7) or name"),
+                         show_default=True, help="GEMM kernel number (1-8) or name"),
             click.option("--size", type=click.IntRange(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
             click.option("--m", "m", type=click.IntRange(min=1), default=None,
@@ -330,7 +330,7 @@ def _int_list(text: str, what: str) -> list[int]:
 
 @main.command()
 @click.option("--kernels", "kernel_list", default="none", show_default=True,
-              help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7 or 1-7; "
+              help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7,8 or 1-8; "
                    "gemm() without a kernel (clgemm) always runs")
 @click.option("--sizes", default=None, help="square sizes [default: 16,512,1024,2048,4096,8192 "
                                             "plus the shapes below]")

@@ -53,7 +53,7 @@ environment:
   SMI=1           sample clocks, power and throttle reasons every 50 ms into $OUT/smi.csv
 
 examples:
-  bash scripts/gpu_job.sh bench 5,7
+  bash scripts/gpu_job.sh bench 5,7,8
   bash scripts/gpu_job.sh tune-and-ship 7 8192x8192x8192 4096x4096x4096 --budget 60
   bash scripts/gpu_job.sh probe /tmp/k7_variant.cl 7
 EOF
@@ -127,7 +127,7 @@ case "$job" in
       --shapes "$(echo "$@" | tr ' ' ,)" --out "$OUT/ab.jsonl" | tee "$OUT/ab.txt"
     ;;
   kernels)
-    python3 scripts/kernel_table.py --kernels 1-7 --sizes "${1:-1024,2048,4096,8192,4000}" \
+    python3 scripts/kernel_table.py --kernels 1-8 --sizes "${1:-1024,2048,4096,8192,4000}" \
       --out "$OUT/kernels"
     ;;
   transposes)

@@ -3,7 +3,7 @@
 warm-up launch, profiling-event median of --repeat launches). Writes OUT.json (every
 run, the device, the date, the commit and the command) and OUT.md (the table).
 
-    python3 scripts/kernel_table.py --kernels 1-7 --sizes 1024,2048,4096,8192,4000 --out kernels
+    python3 scripts/kernel_table.py --kernels 1-8 --sizes 1024,2048,4096,8192,4000 --out kernels
 
 By default every kernel runs at its registry defaults (the `#ifndef` values of its .cl
 file, passed as --param); --params tuned lets `clgemm run` take the tuning database's
@@ -49,7 +49,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--kernels", type=kernel_list, default="1-7", help="e.g. 1-7 or 3,5 [default: 1-7]")
+    ap.add_argument("--kernels", type=kernel_list, default="1-8", help="e.g. 1-8 or 3,5 [default: 1-8]")
     ap.add_argument("--sizes", default="1024,2048,4096,8192,4000", help="M = N = K, comma-separated")
     ap.add_argument("--params", choices=("defaults", "tuned"), default="defaults")
     ap.add_argument("--repeat", type=int, default=10)
