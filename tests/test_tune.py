@@ -325,17 +325,21 @@ def test_nearest_shape_and_best_kernel(queue):
 
 
 def test_an_opt_in_kernel_is_taken_only_by_name(queue):
-    """Kernel 7 (TF32 tensor cores) is faster in the database here, but gemm() without a
-    kernel keeps to the float kernels; asked for by name, it takes kernel 7's entry."""
+    """Kernels 7 and 8 (TF32 tensor cores) are faster in the database here, but gemm()
+    without a kernel keeps to the float kernels; asked for by name, each takes its entry."""
     dev = queue.device
     p7 = dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8)
     db.record_best(dev, "5", 64, 64, 64, SMALL["5"][0], 10.0)
     db.record_best(dev, "7", 64, 64, 64, p7, 99.0)
-    assert kernels.get("7").opt_in and db.lookup(dev, None, 64, 64, 64)[0] == "7"
+    db.record_best(dev, "8", 64, 64, 64, SMALL["8"][0], 150.0)
+    assert kernels.get("7").opt_in and kernels.get("8").opt_in
+    assert db.lookup(dev, None, 64, 64, 64)[0] == "8"
     plan = GemmPlan(queue, None, shape=(64, 64, 64))
     assert plan.kernel.key == "5" and plan.params == SMALL["5"][0]
     named = GemmPlan(queue, "7", shape=(64, 64, 64))
     assert named.kernel.key == "7" and named.params == p7 and named.tuned_at == "64x64x64"
+    named = GemmPlan(queue, "8", shape=(64, 64, 64))
+    assert named.kernel.key == "8" and named.params == SMALL["8"][0] and named.tuned_at == "64x64x64"
 
 
 def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
