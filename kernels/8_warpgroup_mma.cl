@@ -32,14 +32,15 @@
 // Parameters: TSM (rows of C per work-group: 64 or 128, one warpgroup per 64), TSN
 // (columns: 64 or 128, the MMA's n). The depth of a tile is 32.
 // Constraints: lda, ldb and ldc multiples of 4; local memory 2 buffers x 2 tiles x 128 x
-// TSN bytes (64 KB at TSN 128: past the 48 KB the device reports).
+// TSN bytes (64 KB at TSN 128: past the 48 KB the device reports), and for the emulation
+// 256 x TSM more (the registry counts both on every device, as kernel 7's scratch).
 // Edges: any M, N, K >= 1, as kernel 7 (EXACT build for whole tiles, CLAMP for k in
 // whole tiles).
 // gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
 // Devices: WGMMA=1 (NVIDIA compute capability 9.0; the build sets it) issues wgmma;
-// elsewhere (pocl, Oclgrind, other GPUs) each MMA is emulated from B's local tiles,
-// addressed as the descriptor addresses them, and A's fragments posted to local memory,
-// with TF32 operands and a truncating adder.
+// elsewhere (pocl, other GPUs) each MMA is emulated from B's local tiles, addressed as
+// the descriptor addresses them, and A's fragments posted to local memory, with TF32
+// operands and a truncating adder. Oclgrind's 32 KB of local memory cannot hold it.
 //
 // H200 8192^3: 75.9 TFLOPS (spans; 78.5 at 2048^3) against 60.7 for kernel 7's tuned
 // point, and 68 with A's h and l tiles in local memory too (a probe); error 3.1e-7 (kernel
