@@ -23,7 +23,9 @@ SCAN_LOCAL = 256    # work-items per group of the scan
 # A product less deep than this runs kernel 5 (routed): summed by the MMA's truncating
 # adder, a short product's three terms keep less than float's round-to-nearest FMA chain.
 # Kernel 7's error over kernel 5's on uniform data (CPU emulation, 64 x 64, 2026-12-04):
-# k = 1: 3.1x, 8: 1.7x, 16: 1.4x, 24: 1.1x, 32: 1.0x, 48: 0.84x, 256: 0.44x.
+# k = 1: 3.1x, 8: 1.7x, 16: 1.4x, 24: 1.1x, 32: 1.0x, 48: 0.84x, 256: 0.44x. Kernel 8's,
+# the same way (6 seeds, 2026-12-04): k = 1: 3.4x, 8: 1.7x, 16: 1.3x, 32: 1.14x, 48: 0.93x,
+# 64: 0.85x, 256: 0.46x.
 MIN_DEPTH = 48
 _EPOCHS = 2**31 - 1
 
