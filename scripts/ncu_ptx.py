@@ -9,8 +9,10 @@ same shape, to compare. Each output is checked against float64 on sampled rows.
         --param PAD=1 --shape 4096x4096x4096
     ncu ... python3 scripts/ncu_ptx.py --cublas --shape 4096x4096x4096
 
-The PTX must be an EXACT build without GUARD (the plain argument list of kernels 5-7:
-M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) of a shape its tiles divide.
+The PTX must be an EXACT build without GUARD (the plain argument list of kernels 5-8:
+M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) of a shape its tiles divide, with at most
+48 KB of static local arrays: a CUDA launch takes more only as dynamic shared memory,
+which kernels 7 and 8 at their tuned points would need their PTX rewritten for.
 """
 
 from __future__ import annotations
@@ -45,7 +47,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cublas", action="store_true", help="torch a @ b instead of the PTX")
     a = ap.parse_args()
-    m, n, k = (int(x) for x in a.shape.split("x"))
+    if not a.cublas and (a.ptx is None or not a.ptx.is_file()):
+        ap.error(f"--ptx: {a.ptx or 'a PTX file'} is needed (unless --cublas) and was not found")
+    dims = a.shape.split("x")
+    if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+        ap.error(f"--shape {a.shape!r} is not MxNxK")
+    m, n, k = (int(x) for x in dims)
     rng = np.random.default_rng(0)
     ha = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     hb = rng.uniform(-1, 1, (k, n)).astype(np.float32)
@@ -60,10 +67,22 @@ def main() -> None:
         print(f"cublas {a.shape}: rel. error {check(dc.cpu().numpy(), ha, hb, rows):.2e}")
         return
 
-    import cupy as cp
     from clgemm import GEMM
+    if a.kernel not in GEMM:
+        ap.error(f"--kernel {a.kernel!r}: kernels are {', '.join(GEMM)}")
     kern = GEMM[a.kernel]
-    params = kern.resolve({p.split("=")[0]: int(p.split("=")[1]) for p in a.param})
+    bad = [p for p in a.param if "=" not in p]
+    if bad:
+        ap.error(f"--param {bad[0]!r} is not NAME=VALUE")
+    try:
+        params = kern.resolve(dict(p.split("=", 1) for p in a.param))
+    except ValueError as e:         # an unknown name or a value outside the space
+        ap.error(f"--param: {e}")
+    try:
+        import cupy as cp
+    except ImportError:
+        raise SystemExit("ncu_ptx.py launches through CuPy, which is not installed here "
+                         "(the GPU machines' image has it)") from None
     geo = kern.geometry
     lx, ly = geo.local_size(params)
     gx, gy = geo.global_size(params, m, n)
