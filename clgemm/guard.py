@@ -49,14 +49,19 @@ class Guard:
 def routed(kernel: object, params, k: int) -> tuple[object, object]:
     """The (kernel, params) a guarded call of a product k deep runs: kernel 5's entry, for a
     guarded kernel asked by name below MIN_DEPTH, where its errors exceed kernel 5's and
-    its speed cannot matter (one tile step); else what was asked."""
+    its speed cannot matter (one tile step); else what was asked. Parameters given for the
+    kernel asked are checked all the same (ValueError naming the bad one), as if it ran."""
     if kernel is None or k >= MIN_DEPTH:
         return kernel, params
     try:
-        guarded = kernels.get(kernel).guarded
+        kern = kernels.get(kernel)
     except ValueError:       # an unknown kernel: the plan names it, as without the guard
         return kernel, params
-    return (FALLBACK, None) if guarded else (kernel, params)
+    if not kern.guarded:
+        return kernel, params
+    if params is not None:
+        kern.check(kern.resolve(params))
+    return FALLBACK, None
 
 
 def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:

@@ -217,6 +217,17 @@ def test_shallow_products_run_kernel_5(queue, rng):
     assert clgemm.Plan(queue, M, N, guard.MIN_DEPTH, kernel="7", params=P7).kernel == "7"
 
 
+@pytest.mark.parametrize("kernel", ["7", "8"])
+def test_shallow_products_still_check_the_parameters_given(queue, rng, kernel):
+    """Below guard.MIN_DEPTH kernel 5 runs instead of the kernel asked for, but parameters
+    given for that kernel are still checked, not passed over."""
+    a, b = verify.random_matrix(rng, 8, 8), verify.random_matrix(rng, 8, 8)
+    with pytest.raises(ValueError, match="TSM=96 is outside"):
+        clgemm.gemm(queue, a, b, kernel=kernel, params={"TSM": 96})
+    with pytest.raises(ValueError, match="no parameter 'TSX'"):
+        clgemm.Plan(queue, 8, 8, 8, kernel=kernel, params={"TSX": 32})
+
+
 @pytest.mark.parametrize("bad", ["no", None, 0])
 def test_guard_must_be_a_bool(queue, bad):
     """A guard that is not True or False is refused by name, not read as truthy."""
