@@ -2,8 +2,12 @@
 (kernels 7 and 8: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
 derives the bounds), without a host read: a scan of the operands, the kernel, and a
 fallback FMA kernel, enqueued in that order on the in-order queue every call. The scan
-stores the call's epoch into a flag when it finds such a value; the kernel then returns
-at once and the fallback computes the product, else the fallback returns at once.
+stores the call's epoch into a flag when it finds such a value; the fallback then
+computes the product, else it returns at once. Where C is read (beta != 0) the kernel is
+built with GUARD=1 and returns at once on a flagged call, since C must reach the
+fallback untouched; where it is not, the kernel runs unguarded and the fallback
+overwrites its result: that build runs 3% faster (kernel 8 at 4096^3 and 8192^3,
+`python3 scripts/call_overhead.py --kernel 8 --steps`, 2026-12-04).
 Each call takes a new epoch (Guard.advance), so the flag never needs clearing."""
 
 from __future__ import annotations
@@ -80,8 +84,15 @@ def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:
                        flag, np.int32(0)))
 
 
+def kernel_code(c_read: bool) -> int:
+    """The GUARD code of the guarded kernel's build: 1 (return on a flagged call) where C
+    is read, since the fallback needs it as it was; else 0, an unguarded build whose
+    result the fallback overwrites on a flagged call."""
+    return 1 if c_read else 0
+
+
 def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
-          a_kmajor: bool, b_nmajor: bool,
+          a_kmajor: bool, b_nmajor: bool, c_read: bool,
           allocator: Callable[[int], object] | None) -> tuple[list, list, Guard]:
     """GemmPlan.bound's product (plan: a launch.GemmPlan of a guarded kernel) as the three
     guarded launches, where alpha and beta sit among their arguments, and their Guard. The
@@ -92,8 +103,11 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     flag = operands.zeros(q, 1, 1, 1, allocator).buf      # zeroed once, for the layout's life
     k = x.rows if a_kmajor else x.cols
     fallback = GemmPlan(q, FALLBACK, shape=(c.rows, c.cols, k), split_k=1, pad="no")
-    steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(1, flag))
+    code = kernel_code(c_read)
+    steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor,
+                                guard=(code, flag) if code else None)
     more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
     first = scan(q, x, y, flag)
-    slots = [(s.knl, len(s.args) - 1) for s in (first, steps[0], more[0])]   # epoch: last
+    slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
+             for s in (first, *steps[:1 if code else 0], more[0])]
     return [first, *steps, *more], scalars + extra, Guard(flag, slots)

@@ -383,7 +383,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                                    else target is None and cols % al != 0)
     guarded = guard and plan.kernel.guarded
     plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
-                  guard=int(guarded))
+                  guard=guards.kernel_code(c_needed) if guarded else 0)
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape
@@ -399,7 +399,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
         cm = lay.empty(rows, cols, cols if c_unaligned else rounded(cols, al))
     beta = beta if c_needed else 0.0
     if guarded:
-        bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb, allocator)
+        bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,
+                                                c_needed, allocator)
     else:
         bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
         scanned = None

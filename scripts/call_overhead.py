@@ -20,12 +20,16 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
 Besides host times, where the call is one kernel, the device span of that kernel when each
 call is synchronised (profiling events) and back to back (the tuner's measure), and
 cuBLAS's span by CUDA events: whole call minus span is what the call costs around its
-kernel. Prints a table and, with --json, writes the rows to a file.
+kernel. With --steps, the device span of each launch of the call (e.g. a guarded kernel's
+scan, kernel and fallback) and of the whole sequence, each call synchronised. --kernel
+names the kernel of every clgemm call. Prints a table and, with --json, writes the rows
+to a file.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -73,6 +77,46 @@ def kernel_spans(ctx, a, b, repeat: int) -> tuple[float, float] | None:
     evs = [clgemm.gemm(pq, a, b).events[-1] for _ in range(repeat)]
     pq.finish()
     return statistics.median(synced), (evs[-1].profile.end - evs[0].profile.start) / 1e3 / repeat
+
+
+def step_spans(ctx, a, b, kernel: str | None, repeat: int) -> dict:
+    """Microseconds, medians over `repeat` synchronised calls: each launch of gemm()'s plan
+    at this shape (its bound steps enqueued again in order, on a profiling queue), the gap
+    before each, and the whole sequence from the first start to the last end. Where the
+    plan is guarded (clgemm.guard), the same plan with beta = 1 (whose kernel is built to
+    return on a flagged call) and the plan unguarded run in turn with it."""
+    pq = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    a, b = a.with_queue(pq), b.with_queue(pq)
+    out = clgemm.gemm(pq, a, b, kernel=kernel)
+    m, n, k = a.shape[0], b.shape[1], a.shape[1]
+    plan = clgemm.Plan(pq, m, n, k, kernel=kernel)
+    calls = {"call": (plan, 0.0)}
+    if plan.describe()["guarded"]:
+        calls["call with beta 1"] = (plan, 1.0)
+        calls["unguarded call"] = (clgemm.Plan(pq, m, n, k, kernel=kernel, guard=False), 0.0)
+    steps = {}
+    for name, (p, beta) in calls.items():
+        p(a, b, out, beta=beta)          # binds a layout's steps to a, b, out
+        steps[name] = list(p._variants.values())[-1].steps
+    pq.finish()
+    runs = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, seq in steps.items():
+            evs = [step() for step in seq]
+            evs[-1].wait()
+            runs[name].append([(ev.profile.start, ev.profile.end) for ev in evs])
+    report = {}
+    for name, seq in steps.items():
+        names = [getattr(getattr(s, "knl", None), "function_name", type(s).__name__) for s in seq]
+        rs = runs[name]
+        report[name] = {
+            "steps": [{"name": nm,
+                       "span_us": statistics.median((r[i][1] - r[i][0]) / 1e3 for r in rs),
+                       "gap_before_us": statistics.median((r[i][0] - r[i - 1][1]) / 1e3
+                                                          for r in rs) if i else 0.0}
+                      for i, nm in enumerate(names)],
+            "whole_us": statistics.median((r[-1][1] - r[0][0]) / 1e3 for r in rs)}
+    return report
 
 
 def cublas_calls(size: int):
@@ -142,6 +186,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=200, help="calls per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_path", default=None, help="write the rows here")
+    ap.add_argument("--kernel", default=None, help="the kernel every clgemm call names")
+    ap.add_argument("--steps", action="store_true",
+                    help="also time each launch of the call on the device")
     ap.add_argument("--pieces", action="store_true",
                     help="also time the statements of a cached call one by one")
     args = ap.parse_args()
@@ -156,11 +203,12 @@ def main() -> None:
         b = cla.to_device(queue, rng.uniform(-1, 1, (size, size)).astype(np.float32))
         c = cla.zeros(queue, (size, size), np.float32)
         knl.set_arg(0, c.base_data)
-        plan = clgemm.Plan(queue, size, size, size)
+        plan = clgemm.Plan(queue, size, size, size, kernel=args.kernel)
+        gemm = functools.partial(clgemm.gemm, kernel=args.kernel)
 
         def uncached():
             clgemm.clear_cache()
-            clgemm.gemm(queue, a, b)
+            gemm(queue, a, b)
 
         plan(a, b)
         variant = next(iter(plan._variants.values()))     # the layout plan(a, b) uses
@@ -174,9 +222,9 @@ def main() -> None:
         calls = {"bare": lambda: cl.enqueue_nd_range_kernel(queue, knl, (32,), (32,)),
                  "bound": step,
                  "bound_args": bound_args,
-                 "gemm": lambda: clgemm.gemm(queue, a, b),
-                 "gemm_c": lambda: clgemm.gemm(queue, a, b, c),
-                 "gemm_flush": lambda: (clgemm.gemm(queue, a, b), queue.flush()),
+                 "gemm": lambda: gemm(queue, a, b),
+                 "gemm_c": lambda: gemm(queue, a, b, c),
+                 "gemm_flush": lambda: (gemm(queue, a, b), queue.flush()),
                  "plan": lambda: plan(a, b),
                  "uncached": uncached}
         syncs = dict.fromkeys(calls, queue.finish)
@@ -199,7 +247,13 @@ def main() -> None:
             row["pieces_us"] = pieces(queue, a, b, plan, step, bound_args)
             for stmt, us in row["pieces_us"].items():
                 print(f"{size}: {us:7.2f} us  {stmt}")
-        spans = kernel_spans(ctx, a, b, args.repeat)
+        if args.steps:
+            row["steps"] = step_spans(ctx, a, b, args.kernel, args.repeat)
+            for name, rep in row["steps"].items():
+                print(f"{size}: device spans of the {name}'s launches (us): " + ", ".join(
+                    f"{s['name']} {s['span_us']:.1f} (gap {s['gap_before_us']:.1f})"
+                    for s in rep["steps"]) + f"; whole {rep['whole_us']:.1f}")
+        spans = None if args.kernel else kernel_spans(ctx, a, b, args.repeat)
         if spans is not None:
             row["kernel_span_synced_us"], row["kernel_span_back_to_back_us"] = spans
         if torch_side is not None:

@@ -95,6 +95,25 @@ def test_inputs_kernel_7_cannot_take_get_floats_answer(queue, rng, case, kernel)
 
 
 @pytest.mark.parametrize("kernel", ["7", "8"])
+@pytest.mark.parametrize("case", ["inf in A", "row of A x 1e-36", "none"])
+def test_a_guarded_product_that_reads_c(queue, rng, kernel, case):
+    """With beta != 0 the tensor-core kernel is built to return on a flagged call (GUARD=1),
+    so that C reaches the fallback as it was; with beta = 0 it runs unguarded and the
+    fallback overwrites its result (clgemm.guard.kernel_code). Either way a flagged call
+    gives kernel 5's answer bit for bit, and an ordinary one the kernel's own."""
+    params = SMALL[kernel][0]
+    a, b = operands_with(rng, case)
+    c0 = verify.random_matrix(rng, M, N)
+    got = clgemm.gemm(queue, a, b, c0.copy(), alpha=2.0, beta=0.5, kernel=kernel, params=params)
+    other = ("5", {"split_k": 1}) if case != "none" else (kernel, {"params": params, "guard": False})
+    want = clgemm.gemm(queue, a, b, c0.copy(), alpha=2.0, beta=0.5, kernel=other[0], **other[1])
+    assert np.array_equal(got, want, equal_nan=True)
+    ref = 2.0 * verify.reference(a, b) + 0.5 * c0.astype(np.float64)
+    if case == "none":
+        assert verify.rel_error(got, ref) <= verify.tolerance(K)
+
+
+@pytest.mark.parametrize("kernel", ["7", "8"])
 def test_ordinary_operands_run_the_tensor_core_kernel(queue, rng, kernel):
     """The common case is the tensor-core kernel's product, not the fallback's: bit for
     bit what it gives alone, and not what kernel 5 gives."""
