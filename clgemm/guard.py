@@ -5,11 +5,9 @@ fallback FMA kernel, enqueued in that order on the in-order queue every call. Th
 stores the call's epoch into a flag when it finds such a value; the fallback then
 computes the product, else it returns at once. Where C is read (beta != 0) the kernel is
 built with GUARD=1 and returns at once on a flagged call, since C must reach the
-fallback untouched; where it is not, the kernel runs without that check (2-4% faster:
-kernel 8 at 4096^3 and 8192^3, `python3 scripts/call_overhead.py --kernel 8 --steps`,
-2026-12-04) and the fallback overwrites its result; there a kernel that scans its own
-operands as it loads them (Kernel.scans_operands, GUARD=3 in common.cl) takes the
-scan's place.
+fallback untouched; where it is not, the kernel runs unguarded and the fallback
+overwrites its result: that build runs 3% faster (kernel 8 at 4096^3 and 8192^3,
+`python3 scripts/call_overhead.py --kernel 8 --steps`, 2026-12-04).
 Each call takes a new epoch (Guard.advance), so the flag never needs clearing."""
 
 from __future__ import annotations
@@ -86,17 +84,11 @@ def scan(queue: cl.CommandQueue, a: Matrix, b: Matrix, flag) -> build.Bound:
                        flag, np.int32(0)))
 
 
-def kernel_code(kernel: kernels.Kernel, c_read: bool) -> int:
+def kernel_code(c_read: bool) -> int:
     """The GUARD code of the guarded kernel's build: 1 (return on a flagged call) where C
-    is read, since the fallback needs it as it was; else 3 for a kernel that scans its
-    own operands, 0 for one that does not (after the scan); the fallback overwrites
-    either's result on a flagged call."""
-    return 1 if c_read else 3 if kernel.scans_operands else 0
-
-
-def build_options() -> list[str]:
-    """The thresholds of the scan, for a GUARD=3 build (common.cl's special4)."""
-    return [f"-DSMALL_EXP={SMALL_EXP}", f"-DBIG_EXP={BIG_EXP}"]
+    is read, since the fallback needs it as it was; else 0, an unguarded build whose
+    result the fallback overwrites on a flagged call."""
+    return 1 if c_read else 0
 
 
 def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
@@ -111,11 +103,11 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     flag = operands.zeros(q, 1, 1, 1, allocator).buf      # zeroed once, for the layout's life
     k = x.rows if a_kmajor else x.cols
     fallback = GemmPlan(q, FALLBACK, shape=(c.rows, c.cols, k), split_k=1, pad="no")
-    code = kernel_code(plan.kernel, c_read)
+    code = kernel_code(c_read)
     steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor,
                                 guard=(code, flag) if code else None)
     more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
-    first = [] if code == 3 else [scan(q, x, y, flag)]
+    first = scan(q, x, y, flag)
     slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
-             for s in (*first, *steps[:1 if code else 0], more[0])]
-    return [*first, *steps, *more], scalars + extra, Guard(flag, slots)
+             for s in (first, *steps[:1 if code else 0], more[0])]
+    return [first, *steps, *more], scalars + extra, Guard(flag, slots)

@@ -82,9 +82,6 @@ class Kernel:
     # its products differ from float's on some inputs: gemm() and Plan scan the operands
     # and hand such products to an FMA kernel (clgemm/guard.py; GUARD in common.cl)
     guarded: bool = False
-    # a guarded kernel that can scan its own operands as it loads them (GUARD=3 in
-    # common.cl), in place of the scan launch, where C is not read
-    scans_operands: bool = False
     # honours -DEXACT (common.cl): launches whose shape divides the tiles use a build
     # without bounds checks on the tile loads
     exact: bool = False
@@ -439,7 +436,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="8", name="warpgroup-mma", source="8_warpgroup_mma.cl", wgmma=True, opt_in=True,
-    exact=True, clamp=True, guarded=True, scans_operands=True,
+    exact=True, clamp=True, guarded=True,
     technique="warpgroup MMAs (wgmma): B from local memory, A from registers, each float split once",
     params=(Param("TSM", 128, (64, 128), "rows of C per work-group: a warpgroup per 64"),
             Param("TSN", 128, (64, 128), "columns of C per work-group: the MMA's n")),

@@ -235,7 +235,6 @@ class GemmPlan:
             opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
                                          "-DC_UNALIGNED"), key[1:]) if on]
             opts += [f"-DGUARD={guard}"] if guard else []
-            opts += guards.build_options() if guard == 3 else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))
         return self._programs[key]
@@ -384,7 +383,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                                    else target is None and cols % al != 0)
     guarded = guard and plan.kernel.guarded
     plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
-                  guard=guards.kernel_code(plan.kernel, c_needed) if guarded else 0)
+                  guard=guards.kernel_code(c_needed) if guarded else 0)
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape

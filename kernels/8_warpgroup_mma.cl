@@ -36,9 +36,7 @@
 // 256 x TSM more (the registry counts both on every device, as kernel 7's scratch).
 // Edges: any M, N, K >= 1, as kernel 7 (EXACT build for whole tiles, CLAMP for k in
 // whole tiles).
-// gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py): where C is not read
-// it builds it with GUARD=3, scanning its own operands as they load (common.cl), else
-// with GUARD=1 after a scan.
+// gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
 // Devices: WGMMA=1 (NVIDIA compute capability 9.0; the build sets it) issues wgmma;
 // elsewhere (pocl, other GPUs) each MMA is emulated from B's local tiles, addressed as
 // the descriptor addresses them, and A's fragments posted to local memory, with TF32
@@ -155,15 +153,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
           const __global float4* restrict B, const int ldb,
           const float beta, __global float* C, const int ldc GUARD_ARGS) {
     GUARD_RETURN
-#if defined(GUARD) && GUARD == 3
-    // this group scans A's rows if it is in the first column of tiles, B's columns if in
-    // the first row: so each element once (common.cl)
-    const bool scan_a = get_group_id(0) == 0, scan_b = get_group_id(1) == 0;
-    int bad = 0;
-#define SCAN(on, v) if (on) bad |= special4(v);
-#else
-#define SCAN(on, v)
-#endif
     __local uint4 smem[2 * 2 * 128 * TSN / 16] __attribute__((aligned(1024)));
     EMU_A
     __local char* sb = (__local char*)smem;
@@ -200,7 +189,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // A's fragments of k-step s = 2bb + p: a0 (row arow) and a1 (arow + 8) take component
     // 2p of the lane's float4 of block bb, a2 and a3 component 2p + 1
     #define SPLIT_A                                                                     \
-        _Pragma("unroll") for (int i = 0; i < 4; i++) { SCAN(scan_a, xa[i / 2][i % 2]) } \
         _Pragma("unroll") for (int s = 0; s < 4; s++) {                                \
             float x_[4], r0[4], r1[4];                                                  \
             UNPACK4(xa[0][s / 2], r0, 0);                                               \
@@ -218,7 +206,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                             \
             const int e = tid + NT * l; B_KN(e, kk, nq)                                 \
             float x_[4];                                                                \
-            SCAN(scan_b, rb[l])                                                         \
             UNPACK4(rb[l], x_, 0);                                                      \
             _Pragma("unroll") for (int c = 0; c < 4; c++) {                            \
                 const uint h = tf32_round(x_[c]), lo = tf32_round(x_[c] - as_float(h)); \
@@ -258,7 +245,4 @@ void gemm(const int M, const int N, const int K, const float alpha,
         store_c2((__global float2*)C, arow + 8, colv, ldc, M, N, full, alpha,
                  (float2)(acc[4 * j + 2], acc[4 * j + 3]), beta);
     }
-#if defined(GUARD) && GUARD == 3
-    if (bad) *guard_flag = guard_epoch;   // all writers store the same value
-#endif
 }

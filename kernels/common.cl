@@ -39,38 +39,16 @@
 // returns. The flag is the same for every work-item, so a whole work-group returns
 // together, before any barrier. GUARD_ARGS ends the kernel's signature, GUARD_RETURN
 // starts its body.
-// GUARD=3 (kernel 8, where C is not read): the kernel scans its own operands as it loads
-// them, A's rows in the work-groups of the first column of tiles, B's columns in those of
-// the first row, and stores the epoch itself (special4 below); it computes in any case,
-// and the fallback overwrites its result on a flagged call.
 #if defined(GUARD) && GUARD
-#define GUARD_ARGS , __global int* restrict guard_flag, const int guard_epoch
+#define GUARD_ARGS , __global const int* restrict guard_flag, const int guard_epoch
 #if GUARD == 1
 #define GUARD_RETURN if (*guard_flag == guard_epoch) return;
-#elif GUARD == 2
-#define GUARD_RETURN if (*guard_flag != guard_epoch) return;
 #else
-#define GUARD_RETURN
+#define GUARD_RETURN if (*guard_flag != guard_epoch) return;
 #endif
 #else
 #define GUARD_ARGS
 #define GUARD_RETURN
-#endif
-
-// The values a tensor-core kernel cannot multiply as float does (scan_special.cl says
-// why): Inf, NaN, nonzero magnitudes below 2^SMALL_EXP and from 2^BIG_EXP (the host passes
-// both, clgemm/guard.py).
-#ifdef SMALL_EXP
-#define SMALL_BITS ((uint)(127 + SMALL_EXP) << 23)   // bits of 2^SMALL_EXP
-#define BIG_BITS ((uint)(127 + BIG_EXP) << 23)       // bits of 2^BIG_EXP
-inline int special(const float x) {
-    const uint m = as_uint(x) & 0x7fffffffu;     // |x|'s bits, ordered as |x| (Inf, NaN above)
-    return m != 0u && (m < SMALL_BITS || m >= BIG_BITS);
-}
-inline int special4(const float4 x) {
-    const uint4 m = as_uint4(x) & (uint4)(0x7fffffffu);
-    return any((m != (uint4)(0u)) & ((m < (uint4)(SMALL_BITS)) | (m >= (uint4)(BIG_BITS))));
-}
 #endif
 
 // TF32 of the tensor-core kernels (7, 8), which define TF32_HW: tf32_round(x) is x rounded

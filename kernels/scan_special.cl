@@ -28,7 +28,18 @@
 // last cols % 4 floats and rows of other ld by floats. No index is divided: a division
 // of 64-bit indices per float4 made the scan of two 8192^2 operands take ~0.9 ms.
 
-#include "common.cl"   // special, special4
+#define SMALL_BITS ((uint)(127 + SMALL_EXP) << 23)   // bits of 2^SMALL_EXP
+#define BIG_BITS ((uint)(127 + BIG_EXP) << 23)       // bits of 2^BIG_EXP
+
+inline int special(const float x) {
+    const uint m = as_uint(x) & 0x7fffffffu;     // |x|'s bits, ordered as |x| (Inf, NaN above)
+    return m != 0u && (m < SMALL_BITS || m >= BIG_BITS);
+}
+
+inline int special4(const float4 x) {
+    const uint4 m = as_uint4(x) & (uint4)(0x7fffffffu);
+    return any((m != (uint4)(0u)) & ((m < (uint4)(SMALL_BITS)) | (m >= (uint4)(BIG_BITS))));
+}
 
 __kernel void scan(const __global float* restrict A, const int a_rows, const int a_cols,
                    const int lda, const __global float* restrict B, const int b_rows,

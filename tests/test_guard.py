@@ -169,38 +169,6 @@ def test_a_block_is_scanned_and_not_its_neighbours(queue, rng, where):
     assert floats_answer(guarded, a, b)
 
 
-@pytest.mark.parametrize("where", ["nowhere", "A first", "A last", "A row block 2",
-                                   "B first", "B last", "B column block 2",
-                                   "A 2^-52", "A 2^-51", "B 2^63", "B below 2^63"])
-def test_kernel_8_scans_its_own_operands(queue, rng, where):
-    """Where C is not read, kernel 8 scans A's rows in the first column of tiles and B's
-    columns in the first row as it loads them (GUARD=3), with the scan's thresholds, and
-    no scan runs before it. 3 x 3 tiles of 64, k = 70 (a partial tile): a value anywhere
-    sends the call to kernel 5, bit for bit; none leaves kernel 8's own product."""
-    m, n, k = 150, 140, 70
-    a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
-    at = {"A first": ("a", 0, 0), "A last": ("a", m - 1, k - 1), "A row block 2": ("a", 130, 33),
-          "B first": ("b", 0, 0), "B last": ("b", k - 1, n - 1),
-          "B column block 2": ("b", 40, 131), "A 2^-52": ("a", 77, 5), "A 2^-51": ("a", 77, 5),
-          "B 2^63": ("b", 69, 70), "B below 2^63": ("b", 69, 70)}.get(where)
-    value = {"A 2^-52": 2.0**-52, "A 2^-51": 2.0**guard.SMALL_EXP, "B 2^63": 2.0**guard.BIG_EXP,
-             "B below 2^63": np.nextafter(F32(2.0**guard.BIG_EXP), F32(0))}.get(where, np.inf)
-    if at:
-        (a if at[0] == "a" else b)[at[1:]] = F32(value)
-    flagged = where not in ("nowhere", "A 2^-51", "B below 2^63")
-    params = SMALL["8"][0]
-    plan = clgemm.Plan(queue, m, n, k, kernel="8", params=params)
-    plan(cla.to_device(queue, a), cla.to_device(queue, b))
-    names = [getattr(getattr(s, "knl", None), "function_name", None)
-             for s in next(iter(plan._variants.values())).steps]
-    assert names[-2:] == ["gemm", "gemm"] and "scan" not in names, names  # kernel 8, fallback
-    got = product(queue, a, b, kernel="8", params=params)
-    want = (product(queue, a, b, kernel="5", split_k=1) if flagged
-            else product(queue, a, b, kernel="8", params=params, guard=False))
-    assert np.array_equal(got, want, equal_nan=True)
-    assert floats_answer(got, a, b)
-
-
 # ---------------------------------------------------------------- the scan alone
 
 def scan_flags(queue, a: np.ndarray, b: np.ndarray, lda: int, ldb: int, epoch: int = 7) -> bool:
