@@ -69,7 +69,7 @@ class _Variant:
         self.kslots: list[tuple] = []
         self.cslots: list[tuple] = []
         ptrs = [None if b is None else b.int_ptr for b in bufs]
-        for step in self.steps:
+        for step in (p for s in self.steps for p in getattr(s, "parts", (s,))):
             for i, arg in enumerate(step.args):
                 if isinstance(arg, cl.MemoryObjectHolder) and arg.int_ptr in ptrs:
                     roles = [r for r, p in enumerate(ptrs) if p == arg.int_ptr]

@@ -91,11 +91,49 @@ def kernel_code(c_read: bool) -> int:
     return 1 if c_read else 0
 
 
+class Beside:
+    """The guarded launches where C is not read, as one step: the kernel on the plan's
+    queue and the scan beside it on a second queue of the device, then the fallback once
+    both are done. Enqueued after the kernel, the scan's work-groups start only as the
+    kernel's last wave leaves multiprocessors idle (kernels 7 and 8 hold all of a
+    multiprocessor's registers), so its reads cost little of the call's time; in line
+    before the kernel it took 40 us of kernel 8's 1.85 ms at 4096^3. `parts` are the
+    bound launches, in which the plan finds the slots of the caller's buffers."""
+
+    __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts")
+
+    def __init__(self, side: cl.CommandQueue, scan: build.Bound, kernel: list, fallback: list):
+        self.queue, self.side, self.scan = kernel[0].queue, side, scan
+        self.kernel, self.fallback = kernel, fallback
+        self.parts = [scan, *kernel, *fallback]
+
+    def __call__(self, wait_for: list | None = None) -> cl.Event:
+        ready = cl.enqueue_marker(self.queue, wait_for)    # the operands' writers are done
+        for step in self.kernel:
+            step()
+        scanned = self.scan([ready])
+        self.side.flush()          # the fallback waits for it: it must reach the device
+        ev = self.fallback[0]([scanned])
+        for step in self.fallback[1:]:
+            ev = step()
+        return ev
+
+
+def side_queue(plan) -> cl.CommandQueue:
+    """A second queue on the plan's device, one a launch plan (made on first use), for the
+    scan that runs beside the kernel (Beside)."""
+    side = getattr(plan, "_side_queue", None)
+    if side is None:
+        side = plan._side_queue = cl.CommandQueue(plan.queue.context, plan.queue.device)
+    return side
+
+
 def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
           a_kmajor: bool, b_nmajor: bool, c_read: bool,
           allocator: Callable[[int], object] | None) -> tuple[list, list, Guard]:
-    """GemmPlan.bound's product (plan: a launch.GemmPlan of a guarded kernel) as the three
-    guarded launches, where alpha and beta sit among their arguments, and their Guard. The
+    """GemmPlan.bound's product (plan: a launch.GemmPlan of a guarded kernel) as the
+    guarded launches (in line: the scan, the kernel, the fallback; where C is not read one
+    Beside step), where alpha and beta sit among their arguments, and their Guard. The
     fallback takes the entry gemm() would pick for kernel 5 at this shape (tuned, else the
     registry defaults), in one slice of k, reading the same matrices and writing c."""
     from .launch import GemmPlan        # launch imports this module
@@ -107,7 +145,8 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor,
                                 guard=(code, flag) if code else None)
     more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
-    first = scan(q, x, y, flag)
+    first = scan(side_queue(plan) if not code else q, x, y, flag)
     slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
              for s in (first, *steps[:1 if code else 0], more[0])]
-    return [first, *steps, *more], scalars + extra, Guard(flag, slots)
+    launches = [first, *steps, *more] if code else [Beside(first.queue, first, steps, more)]
+    return launches, scalars + extra, Guard(flag, slots)

@@ -114,6 +114,29 @@ def test_a_guarded_product_that_reads_c(queue, rng, kernel, case):
 
 
 @pytest.mark.parametrize("kernel", ["7", "8"])
+def test_the_scan_beside_the_kernel_waits_for_the_operands(queue, rng, kernel):
+    """Where C is not read the scan runs on a second queue (guard.Beside); it must still
+    see what the caller's queue writes into the operands before the call. Here A's Inf
+    lands by a copy held back by a user event until after the call is enqueued (and the
+    scan's queue has had time to run): a scan that did not wait would miss it, and the
+    kernel's NaN would stand."""
+    import time
+    params = SMALL[kernel][0]
+    a, b = operands_with(rng, "inf in A")
+    da, src = cla.to_device(queue, np.zeros_like(a)), cla.to_device(queue, a)
+    db = cla.to_device(queue, b)
+    queue.finish()
+    gate = cl.UserEvent(queue.context)
+    cl.enqueue_copy(queue, da.data, src.data, wait_for=[gate])      # device to device
+    out = clgemm.gemm(queue, da, db, kernel=kernel, params=params)
+    time.sleep(0.2)
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    got = out.get()
+    assert np.array_equal(got, product(queue, a, b, kernel="5", split_k=1), equal_nan=True)
+    assert floats_answer(got, a, b)
+
+
+@pytest.mark.parametrize("kernel", ["7", "8"])
 def test_ordinary_operands_run_the_tensor_core_kernel(queue, rng, kernel):
     """The common case is the tensor-core kernel's product, not the fallback's: bit for
     bit what it gives alone, and not what kernel 5 gives."""
