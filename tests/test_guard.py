@@ -121,6 +121,9 @@ def test_the_scan_beside_the_kernel_waits_for_the_operands(queue, rng, kernel):
     scan's queue has had time to run): a scan that did not wait would miss it, and the
     kernel's NaN would stand."""
     import time
+    if "NVIDIA" in queue.device.platform.name:
+        pytest.skip("NVIDIA's OpenCL (580.159.04) crashes at a read after a copy held back by "
+                    "a user event, with kernel 5 alone too (git show 95d7cb0:probe/gate.py)")
     params = SMALL[kernel][0]
     a, b = operands_with(rng, "inf in A")
     da, src = cla.to_device(queue, np.zeros_like(a)), cla.to_device(queue, a)
