@@ -1,13 +1,15 @@
 """The guarded launch of a kernel whose products differ from float's on some inputs
 (kernels 7 and 8: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
 derives the bounds), without a host read: a scan of the operands, the kernel, and a
-fallback FMA kernel, enqueued in that order on the in-order queue every call. The scan
-stores the call's epoch into a flag when it finds such a value; the fallback then
-computes the product, else it returns at once. Where C is read (beta != 0) the kernel is
-built with GUARD=1 and returns at once on a flagged call, since C must reach the
-fallback untouched; where it is not, the kernel runs unguarded and the fallback
-overwrites its result: that build runs 3% faster (kernel 8 at 4096^3 and 8192^3,
-`python3 scripts/call_overhead.py --kernel 8 --steps`, 2026-12-04).
+fallback FMA kernel, every call. The scan stores the call's epoch into a flag when it
+finds such a value; the fallback then computes the product, else it returns at once.
+Where C is read (beta != 0) the three run in that order on the caller's queue and the
+kernel is built with GUARD=1, returning at once on a flagged call, since C must reach the
+fallback untouched. Where it is not, the kernel runs without that check and the fallback
+overwrites its result, and the scan runs beside the kernel on a second queue (Beside):
+on the H200 the check cost kernel 8 4% at 4096^3 and 2% at 8192^3 and the scan in line
+40 and 130 us (`python3 scripts/call_overhead.py --kernel 8 --steps`, 2026-12-04,
+results/h200/raw/call-steps-kernel8-2026-12-04.json).
 Each call takes a new epoch (Guard.advance), so the flag never needs clearing."""
 
 from __future__ import annotations
@@ -96,9 +98,11 @@ class Beside:
     queue and the scan beside it on a second queue of the device, then the fallback once
     both are done. Enqueued after the kernel, the scan's work-groups start only as the
     kernel's last wave leaves multiprocessors idle (kernels 7 and 8 hold all of a
-    multiprocessor's registers), so its reads cost little of the call's time; in line
-    before the kernel it took 40 us of kernel 8's 1.85 ms at 4096^3. `parts` are the
-    bound launches, in which the plan finds the slots of the caller's buffers."""
+    multiprocessor's registers), so its reads cost little of the call's time: a kernel-8
+    call at 4096^3 took 36 us above the kernel alone this way, 66 with the scan in line.
+    The marker makes the scan wait for what the caller's queue writes into the operands
+    before the call. `parts` are the bound launches, in which the plan finds the slots of
+    the caller's buffers."""
 
     __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts")
 
