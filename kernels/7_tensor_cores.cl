@@ -32,7 +32,8 @@
 // local memory 2*(TSM*TSK + TSK*TSN)*4 bytes; lda, ldb and ldc multiples of 4.
 // Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles, CLAMP for k in
 // whole tiles).
-// gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
+// gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py); where C is read it
+// builds it with GUARD=1 (common.cl).
 // Devices: MMA=1 (NVIDIA, compute capability 8.0 or later; the build sets it) runs the
 // PTX; elsewhere (pocl, Oclgrind) each MMA is emulated through local memory with the same
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy

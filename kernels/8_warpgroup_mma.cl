@@ -36,7 +36,8 @@
 // 256 x TSM more (the registry counts both on every device, as kernel 7's scratch).
 // Edges: any M, N, K >= 1, as kernel 7 (EXACT build for whole tiles, CLAMP for k in
 // whole tiles).
-// gemm() builds it with GUARD=1 (common.cl) and routes inputs it cannot take to kernel 5.
+// gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py); where C is read it
+// builds it with GUARD=1 (common.cl).
 // Devices: WGMMA=1 (NVIDIA compute capability 9.0; the build sets it) issues wgmma;
 // elsewhere (pocl, other GPUs) each MMA is emulated from B's local tiles, addressed as
 // the descriptor addresses them, and A's fragments posted to local memory, with TF32

@@ -32,10 +32,11 @@
 #endif
 #define DEPTH(i, n) (i)    // an index along k: never clamped (re-reading k adds terms)
 
-// GUARD: the host builds kernel 7 with GUARD=1 and a kernel-5 fallback with GUARD=2 for
-// gemm()'s guarded launch (clgemm/guard.py): scan_special.cl stores the call's epoch into
-// *guard_flag when an operand holds a value kernel 7 cannot multiply as float does; then
-// kernel 7 returns at once and the fallback computes the product, else the fallback
+// GUARD: the host builds a kernel-5 fallback with GUARD=2 for gemm()'s guarded launch of
+// kernel 7 or 8 (clgemm/guard.py), and, where C is read, the kernel with GUARD=1:
+// scan_special.cl stores the call's epoch into *guard_flag when an operand holds a value
+// kernel 7 cannot multiply as float does; then kernel 7 returns at once (where C is not
+// read it runs unchecked) and the fallback computes the product, else the fallback
 // returns. The flag is the same for every work-item, so a whole work-group returns
 // together, before any barrier. GUARD_ARGS ends the kernel's signature, GUARD_RETURN
 // starts its body.
