@@ -102,33 +102,37 @@ class Beside:
     call at 4096^3 took 36 us above the kernel alone this way, 66 with the scan in line.
     The marker makes the scan wait for what the caller's queue writes into the operands
     before the call. `parts` are the bound launches, in which the plan finds the slots of
-    the caller's buffers."""
+    the caller's buffers; `events` those of the last call: the marker, the kernel's, the
+    scan's and the fallback's (scripts/call_overhead.py times them)."""
 
-    __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts")
+    __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts", "events")
 
     def __init__(self, side: cl.CommandQueue, scan: build.Bound, kernel: list, fallback: list):
         self.queue, self.side, self.scan = kernel[0].queue, side, scan
         self.kernel, self.fallback = kernel, fallback
         self.parts = [scan, *kernel, *fallback]
+        self.events: tuple = ()
 
     def __call__(self, wait_for: list | None = None) -> cl.Event:
         ready = cl.enqueue_marker(self.queue, wait_for)    # the operands' writers are done
         for step in self.kernel:
-            step()
+            kev = step()
         scanned = self.scan([ready])
         self.side.flush()          # the fallback waits for it: it must reach the device
         ev = self.fallback[0]([scanned])
         for step in self.fallback[1:]:
             ev = step()
+        self.events = (ready, kev, scanned, ev)
         return ev
 
 
 def side_queue(plan) -> cl.CommandQueue:
     """A second queue on the plan's device, one a launch plan (made on first use), for the
-    scan that runs beside the kernel (Beside)."""
+    scan that runs beside the kernel (Beside); it profiles where the plan's queue does."""
     side = getattr(plan, "_side_queue", None)
     if side is None:
-        side = plan._side_queue = cl.CommandQueue(plan.queue.context, plan.queue.device)
+        side = plan._side_queue = cl.CommandQueue(plan.queue.context, plan.queue.device,
+                                                  properties=plan.queue.properties)
     return side
 
 

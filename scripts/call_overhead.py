@@ -102,12 +102,17 @@ def step_spans(ctx, a, b, kernel: str | None, repeat: int) -> dict:
     runs = {name: [] for name in calls}
     for _ in range(repeat):
         for name, seq in steps.items():
-            evs = [step() for step in seq]
+            evs = []
+            for step in seq:      # a guard.Beside step: its kernel, scan and fallback
+                ev = step()
+                evs += list(step.events[1:]) if hasattr(step, "events") else [ev]
             evs[-1].wait()
             runs[name].append([(ev.profile.start, ev.profile.end) for ev in evs])
     report = {}
     for name, seq in steps.items():
-        names = [getattr(getattr(s, "knl", None), "function_name", type(s).__name__) for s in seq]
+        names = [n for s in seq for n in (["kernel", "scan (second queue)", "fallback"]
+                 if hasattr(s, "events") else
+                 [getattr(getattr(s, "knl", None), "function_name", type(s).__name__)])]
         rs = runs[name]
         report[name] = {
             "steps": [{"name": nm,
@@ -115,7 +120,8 @@ def step_spans(ctx, a, b, kernel: str | None, repeat: int) -> dict:
                        "gap_before_us": statistics.median((r[i][0] - r[i - 1][1]) / 1e3
                                                           for r in rs) if i else 0.0}
                       for i, nm in enumerate(names)],
-            "whole_us": statistics.median((r[-1][1] - r[0][0]) / 1e3 for r in rs)}
+            "whole_us": statistics.median((max(e for _, e in r) - min(s for s, _ in r)) / 1e3
+                                          for r in rs)}
     return report
 
 
