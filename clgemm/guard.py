@@ -96,10 +96,10 @@ def kernel_code(c_read: bool) -> int:
 class Beside:
     """The guarded launches where C is not read, as one step: the kernel on the plan's
     queue and the scan beside it on a second queue of the device, then the fallback once
-    both are done. Enqueued after the kernel, the scan's work-groups start only as the
-    kernel's last wave leaves multiprocessors idle (kernels 7 and 8 hold all of a
-    multiprocessor's registers), so its reads cost little of the call's time: a kernel-8
-    call at 4096^3 took 36 us above the kernel alone this way, 66 with the scan in line.
+    both are done. On the H200 the scan's work-groups run among the kernel's from its
+    start and end before it: kernel 8's call at 4096^3 kept the device 7.6 us longer than
+    the kernel alone, against 40 us for the scan in line (2026-12-04,
+    results/h200/raw/call-steps-kernel8-2026-12-04.json).
     The marker makes the scan wait for what the caller's queue writes into the operands
     before the call. `parts` are the bound launches, in which the plan finds the slots of
     the caller's buffers; `events` those of the last call: the marker, the kernel's, the
