@@ -107,8 +107,8 @@ class Beside:
 
     __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts", "events")
 
-    def __init__(self, side: cl.CommandQueue, scan: build.Bound, kernel: list, fallback: list):
-        self.queue, self.side, self.scan = kernel[0].queue, side, scan
+    def __init__(self, scan: build.Bound, kernel: list, fallback: list):
+        self.queue, self.side, self.scan = kernel[0].queue, scan.queue, scan
         self.kernel, self.fallback = kernel, fallback
         self.parts = [scan, *kernel, *fallback]
         self.events: tuple = ()
@@ -156,5 +156,5 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     first = scan(side_queue(plan) if not code else q, x, y, flag)
     slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
              for s in (first, *steps[:1 if code else 0], more[0])]
-    launches = [first, *steps, *more] if code else [Beside(first.queue, first, steps, more)]
+    launches = [first, *steps, *more] if code else [Beside(first, steps, more)]
     return launches, scalars + extra, Guard(flag, slots)
