@@ -39,6 +39,16 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import clgemm
+from clgemm import kernels
+
+
+def gemm_kernel(text: str) -> str:
+    """A GEMM kernel's registry key from its key or name, for argparse (which reports the
+    registry's message, naming the valid kernels, for any other)."""
+    try:
+        return kernels.get(text).key
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def host_us(call, sync, repeat: int) -> tuple[list[float], list[float]]:
@@ -192,7 +202,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=200, help="calls per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_path", default=None, help="write the rows here")
-    ap.add_argument("--kernel", default=None, help="the kernel every clgemm call names")
+    ap.add_argument("--kernel", default=None, type=gemm_kernel,
+                    help="the kernel every clgemm call names")
     ap.add_argument("--steps", action="store_true",
                     help="also time each launch of the call on the device")
     ap.add_argument("--pieces", action="store_true",

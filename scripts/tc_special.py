@@ -30,6 +30,12 @@ def pick_device() -> cl.Device:
         raise SystemExit(str(e)) from None
 
 
+def gemm_kernels(text: str) -> list[str]:
+    """--kernels: comma-separated GEMM kernels, each checked as call_overhead.py's --kernel."""
+    from call_overhead import gemm_kernel      # scripts/call_overhead.py
+    return [gemm_kernel(k.strip()) for k in text.split(",")]
+
+
 def rel_error(c: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref))
 
@@ -39,7 +45,8 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--size", type=int, default=256, help="M = N = K [default: 256]")
-    ap.add_argument("--kernels", default="7", help="tensor-core kernels, comma-separated [7]")
+    ap.add_argument("--kernels", default="7", type=gemm_kernels,
+                    help="tensor-core kernels, comma-separated [7]")
     args = ap.parse_args()
     s = args.size
     queue = cl.CommandQueue(cl.Context([pick_device()]))
@@ -52,7 +59,7 @@ def main() -> None:
     a[0, 0], a[1, 1] = np.inf, np.nan
     ref = a.astype(np.float64) @ b.astype(np.float64)
     runs = [("5", True, "5")] + [(key, guard, f"{key} {'guarded' if guard else 'alone'}")
-                                 for key in args.kernels.split(",") for guard in (False, True)]
+                                 for key in args.kernels for guard in (False, True)]
     c5 = None
     for key, guard, name in runs:
         c = clgemm.gemm(queue, a, b, kernel=key, guard=guard)
