@@ -166,7 +166,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor",
-            "padded", "splits", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
+            "padded", "splits", "tail", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:
         click.echo(json.dumps(verify.json_safe({key: r[key] for key in keys}
@@ -188,6 +188,9 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
         split = f", k cut into {r['splits']} slices (split-K)" if r["splits"] > 1 else ""
         relaid = ", A turned K-major by a device transpose" if r["a_kmajor"] else ""
+        if r["tail"]:
+            split += (f", tiles from {r['tail'][0]} (the last wave) each in {r['tail'][1]} "
+                      f"pieces of k")
         steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "

@@ -183,6 +183,7 @@ class Plan:
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
                 "splits": g.splits(*g.launched(m, n, k)), "padded": g.pads(m, n, k),
+                "tail": g.tail(*g.launched(m, n, k)),
                 "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),
                 "guarded": self.guard and g.kernel.guarded}
 

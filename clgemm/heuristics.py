@@ -42,6 +42,12 @@ DEFAULTS: dict[str, float] = {
     "near_within": 0.7,
     "wave_margin": 1.05,
     "tile_waste": 1.5,
+    # spread the last wave's tiles over the idle compute units as pieces of k (tail_split)
+    # where the predicted time drops by tail_min_gain; a piece costs tail_piece_steps k
+    # steps more than its share (its first loads, its partial sums' store and sum)
+    "tail_min_gain": 0.01,
+    "tail_piece_steps": 2,
+    "tail_max_slices": 64,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -193,6 +199,38 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     if best == 1 and groups < wave and k >= 2 * f["split_deep_k"]:
         best = 2
     return best
+
+
+def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+               resident: int | None) -> tuple[int, int] | None:
+    """(tail_from, slices): a launch whose first tail_from tiles run whole (full waves of
+    `resident` groups a compute unit) and whose other tiles each run as `slices` pieces of
+    k, summed by a second kernel; None to launch every tile whole. Where a launch's last
+    wave is part-full, its units wait a whole tile's time for a few groups: kernel 8 at
+    8192^3 runs 4096 tiles, one a unit, in 31 waves of 132 and a 32nd of 4. Predicted in k
+    steps on the busiest unit: whole waves of depth steps, then ceil(pieces / wave) waves
+    of a slice's steps plus tail_piece_steps each; the fewest slices of the best time,
+    taken where it beats the plain launch by tail_min_gain."""
+    if not kern.tail or not resident:
+        return None
+    groups, depth = tiles(kern, params, shape)
+    wave = resident * f.compute_units
+    whole = groups // wave * wave
+    left = groups - whole
+    if not left:
+        return None
+    plain = -(-groups // wave) * depth
+    best, best_time = None, float(plain)
+    for s in range(2, min(depth, int(f["tail_max_slices"])) + 1):
+        per = -(-depth // s)
+        if -(-depth // per) != s:          # the same pieces as a smaller count
+            continue
+        time = whole // wave * depth + -(-left * s // wave) * (per + f["tail_piece_steps"])
+        if time < best_time:
+            best, best_time = s, time
+    if best is None or best_time > plain * (1 - f["tail_min_gain"]):
+        return None
+    return whole, best
 
 
 def kmajor_a(kern: kernels.Kernel, shape: Shape, f: Facts, transposed_by: str = "auto") -> bool:

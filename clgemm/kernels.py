@@ -92,6 +92,9 @@ class Kernel:
     layouts: bool = False
     # can cut k into slices summed by a second kernel, splitk_reduce (split-K)
     split_k: bool = False
+    # has a TAIL build: a launch's last, part-full wave of tiles spread out as pieces of k
+    # (heuristics.tail_split), summed by tail_reduce
+    tail: bool = False
     # the kernel whose parameters mean the same here (6 is 5 with another epilogue): the
     # tuner starts each from the other's winners too
     same_params_as: str | None = None
@@ -436,7 +439,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="8", name="warpgroup-mma", source="8_warpgroup_mma.cl", wgmma=True, opt_in=True,
-    exact=True, clamp=True, guarded=True,
+    exact=True, clamp=True, guarded=True, tail=True,
     technique="warpgroup MMAs (wgmma): B from local memory, A from registers, each float split once",
     params=(Param("TSM", 128, (64, 128), "rows of C per work-group: a warpgroup per 64"),
             Param("TSN", 128, (64, 128), "columns of C per work-group: the MMA's n")),

@@ -139,10 +139,14 @@ class GemmPlan:
         self.tuned_kernel: str | None = None  # and the kernel it was tuned for (siblings)
         # (shape, slices of k) the tuner measured best for these parameters
         self.tuned_split: tuple[tuple[int, int, int], int] | None = None
+        # work-groups of these parameters resident a compute unit ({"checked", "exact"}
+        # builds), as the tuner recorded them: what tail_split needs
+        self.resident: Mapping[str, int] | None = None
         if tuned is not None:
             base, self.source = tuned[1]["params"], "tuned"
             self.tuned_at, self.tuned_kernel = db.shape_key(*tuned[1]["shape"]), tuned[0]
             self.tuned_split = heuristics.entry_split(tuned[1])
+            self.resident = tuned[1].get("resident")
         else:
             base, self.source = self.kernel.defaults_for(queue.device), "defaults"
         self.params = self.kernel.resolve(params, base=base)
@@ -151,7 +155,7 @@ class GemmPlan:
         elif params:
             self.source += "+given"
         if self.params != base:              # measured for the entry's parameters only
-            self.tuned_split = None
+            self.tuned_split = self.resident = None
         self.kernel.check(self.params, queue.device)
         if transposed_by == "kernel" and not self.kernel.layouts:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
@@ -190,6 +194,13 @@ class GemmPlan:
                                  self.split_k if asked is None else asked, self.tuned_split,
                                  self.pad)
 
+    def tail(self, m: int, n: int, k: int) -> tuple[int, int] | None:
+        """(tail_from, slices) of heuristics.tail_split, or None: never with split-K."""
+        if self.resident is None or self.splits(m, n, k) > 1:
+            return None
+        r = self.resident["checked" if self.loads(m, n, k) == "checked" else "exact"]
+        return heuristics.tail_split(self.kernel, self.params, (m, n, k), self.facts, r)
+
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         return heuristics.kmajor_a(self.kernel, (m, n, k), self.facts, self.transposed_by)
 
@@ -222,18 +233,21 @@ class GemmPlan:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
-        vector width; GUARD=1 or 2 for
+        vector width; TAIL: tail_split's launch; GUARD=1 or 2 for
         clgemm.guard), since each drops or adds code that costs registers in the others."""
         loads = self.loads(m, n, k)
-        key = (loads, a_kmajor, b_nmajor, self.splits(m, n, k, split_k) > 1,
-               c_unaligned) + ((guard,) if guard else ())
+        split = self.splits(m, n, k, split_k) > 1
+        spread = not split and self.tail(m, n, k) is not None
+        key = ((loads, a_kmajor, b_nmajor, split, c_unaligned) + (("tail",) if spread else ())
+               + ((guard,) if guard else ()))
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
             opts = [_LOADS_OPTION[loads]] if loads != "checked" else []
             opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                         "-DC_UNALIGNED"), key[1:]) if on]
+                                         "-DC_UNALIGNED"), key[1:5]) if on]
+            opts += ["-DTAIL"] if spread else []
             opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))
@@ -261,8 +275,11 @@ class GemmPlan:
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code)
-        tail = (flag, np.int32(0)) if code else ()
+        guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
+        spread = self.tail(m, n, k) if s == 1 else None
+        if spread is not None:
+            return self._spread(prg, spread, a, b, c, alpha, beta, k, guarded)
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
         # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
         out, ab = ((c.buf, (alpha, beta)) if s == 1
@@ -271,13 +288,37 @@ class GemmPlan:
         gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
-                           np.int32(c.ld)) + tail)
+                           np.int32(c.ld)) + guarded)
         if s == 1:
             return [gemm], [(gemm, 3, "alpha"), (gemm, 8, "beta")]
         total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 64) * 64, c.rows), (64, 1),
                            (rows, cols, np.int32(s), np.float32(alpha), out,
                             np.float32(beta), c.buf, np.int32(c.ld)))
         return [gemm, total], [(total, 3, "alpha"), (total, 5, "beta")]
+
+    def _spread(self, prg: cl.Program, spread: tuple[int, int], a: Matrix, b: Matrix,
+                c: Matrix, alpha: float, beta: float, k: int,
+                guarded: tuple) -> tuple[list[build.Bound], list[tuple]]:
+        """bound()'s launches for tail_split's (tail_from, slices): the TAIL build over
+        tail_from whole tiles and the others' pieces of k, whose partial sums tail_reduce
+        adds into c with alpha and beta (both guarded alike)."""
+        start, slices = spread
+        groups, _ = self.tiles(c.rows, c.cols, k)
+        left = groups - start
+        tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
+        work = self.workspace(left * slices * tm * tn)
+        q, nt = self.queue, self.local[0]
+        gemm = build.bind(q, prg, "gemm", ((start + left * slices) * nt,), (nt,),
+                          (np.int32(c.rows), np.int32(c.cols), np.int32(k), np.float32(alpha),
+                           a.buf, np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(beta),
+                           c.buf, np.int32(c.ld), np.int32(start), np.int32(slices), work)
+                          + guarded)
+        total = build.bind(q, prg, "tail_reduce", (tn, left * tm), (64, 1),
+                           (np.int32(c.rows), np.int32(c.cols), np.int32(start),
+                            np.int32(slices), np.float32(alpha), work, np.float32(beta),
+                            c.buf, np.int32(c.ld)) + guarded)
+        return [gemm, total], [(gemm, 3, "alpha"), (gemm, 8, "beta"),
+                               (total, 4, "alpha"), (total, 6, "beta")]
 
     def bind(self, *args, **kwargs) -> Callable[[], list[cl.Event]]:
         """bound(...) as one call that enqueues the kernels and returns their events."""
@@ -310,6 +351,7 @@ class Prepared:
     # starts past its sub-buffer's origin (View), set per call by a cached layout
     offsets: list[tuple] = field(default_factory=list)
     guard: guards.Guard | None = None    # the scan's flag and epochs (prepare's `guard`)
+    tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:
@@ -409,7 +451,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
-                    scalars, c_needed, lay.offsets, scanned)
+                    scalars, c_needed, lay.offsets, scanned, plan.tail(*launched))
 
 
 def _port(x, port: int, align: int):

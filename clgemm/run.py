@@ -121,7 +121,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
-        padded=prep.padded, splits=prep.splits,
+        padded=prep.padded, splits=prep.splits, tail=prep.tail,
         launches=len(events), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,
         gflops=timing.gflops(m, n, k, t.median),

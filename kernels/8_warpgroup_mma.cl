@@ -38,6 +38,11 @@
 // whole tiles).
 // gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py); where C is read it
 // builds it with GUARD=1 (common.cl).
+// TAIL: the build of a launch whose last wave is spread out (clgemm.heuristics.tail_split):
+// a 1-D launch of tail_from whole tiles (tile = group, row-major over C's tiles) and then
+// `slices` pieces of k of each remaining tile, whose raw sums go to W and which
+// tail_reduce (below) sums into C; with one group a multiprocessor, a last wave of 4
+// tiles at 8192^3 otherwise kept 128 of 132 idle for a whole tile's time.
 // Devices: WGMMA=1 (NVIDIA compute capability 9.0; the build sets it) issues wgmma;
 // elsewhere (pocl, other GPUs) each MMA is emulated from B's local tiles, addressed as
 // the descriptor addresses them, and A's fragments posted to local memory, with TF32
@@ -58,6 +63,11 @@
 #endif
 #define TF32_HW WGMMA
 #define TSK 32
+#ifdef TAIL
+#define TAIL_ARGS , const int tail_from, const int slices, __global float* restrict W
+#else
+#define TAIL_ARGS
+#endif
 
 #include "common.cl"
 
@@ -152,7 +162,7 @@ __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
 void gemm(const int M, const int N, const int K, const float alpha,
           const __global float4* restrict A, const int lda,
           const __global float4* restrict B, const int ldb,
-          const float beta, __global float* C, const int ldc GUARD_ARGS) {
+          const float beta, __global float* C, const int ldc TAIL_ARGS GUARD_ARGS) {
     GUARD_RETURN
     __local uint4 smem[2 * 2 * 128 * TSN / 16] __attribute__((aligned(1024)));
     EMU_A
@@ -160,10 +170,27 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const uint sbase = (uint)(size_t)smem;
     const int tid = get_local_id(0);
     const int wg = tid / 128, w = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int m0 = get_group_id(1) * TSM, n0 = get_group_id(0) * TSN;
-    const int arow = m0 + 64 * wg + 16 * w + g;       // this lane's rows: arow, arow + 8
     const int ldav = lda / 4, ldbv = ldb / 4;
-    const int Kv = (K + 3) / 4, Nv = (N + 3) / 4;
+#ifdef TAIL
+    // group -> tile: groups below tail_from take tile `group` whole; the rest are pieces
+    // `part`: tile tail_from + part / slices, slice part % slices of `per` whole tiles of k
+    // (the last may end at K), read from A and B moved to the slice's first k
+    const int group = get_group_id(0), part = group - tail_from, tiles_n = (N + TSN - 1) / TSN;
+    const int tile = part < 0 ? group : tail_from + part / slices;
+    const int m0 = tile / tiles_n * TSM, n0 = tile % tiles_n * TSN;
+    int KS = K;
+    if (part >= 0) {
+        const int per = ((K + TSK - 1) / TSK + slices - 1) / slices, k0 = part % slices * per * TSK;
+        KS = min(K - k0, per * TSK);
+        A += k0 / 4;
+        B += (size_t)k0 * ldbv;
+    }
+#else
+    const int m0 = get_group_id(1) * TSM, n0 = get_group_id(0) * TSN;
+    const int KS = K;                                 // the depth this group sums over
+#endif
+    const int arow = m0 + 64 * wg + 16 * w + g;       // this lane's rows: arow, arow + 8
+    const int Kv = (KS + 3) / 4, Nv = (N + 3) / 4;
 
     float acc[ND], d[ND];
     #pragma unroll
@@ -184,7 +211,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         _Pragma("unroll") for (int l = 0; l < LPTB; l++) {                             \
             const int e = tid + NT * l; B_KN(e, kk, nq)                                 \
             const int cv = n0 / 4 + nq;                                                 \
-            rb[l] = INSIDE((k0) + kk < K && cv < Nv) ? B[((k0) + kk) * ldbv + EDGE(cv, Nv)] \
+            rb[l] = INSIDE((k0) + kk < KS && cv < Nv) ? B[((k0) + kk) * ldbv + EDGE(cv, Nv)] \
                                                      : (float4)(0.0f);                  \
         }
     // A's fragments of k-step s = 2bb + p: a0 (row arow) and a1 (arow + 8) take component
@@ -216,7 +243,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         }                                                                               \
         FENCE_PROXY;   /* these generic stores, before the MMAs' async reads */
 
-    const int tiles = (K + TSK - 1) / TSK;
+    const int tiles = (KS + TSK - 1) / TSK;
     LOAD_A(0);
     LOAD_B(0);
     STORE_B(0);
@@ -237,6 +264,18 @@ void gemm(const int M, const int N, const int K, const float alpha,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+#ifdef TAIL
+    if (part >= 0) {             // a piece: its raw sums, as a dense TSM x TSN block of W
+        __global float2* Wp = (__global float2*)(W + (size_t)part * TSM * TSN);
+        #pragma unroll
+        for (int j = 0; j < TSN / 8; j++) {
+            const int at = ((arow - m0) * TSN + 8 * j + 2 * t) / 2;
+            Wp[at] = (float2)(acc[4 * j], acc[4 * j + 1]);
+            Wp[at + 4 * TSN] = (float2)(acc[4 * j + 2], acc[4 * j + 3]);    // row + 8
+        }
+        return;
+    }
+#endif
     const bool full = m0 + TSM <= M && n0 + TSN <= N;
     #pragma unroll
     for (int j = 0; j < TSN / 8; j++) {
@@ -247,3 +286,22 @@ void gemm(const int M, const int N, const int K, const float alpha,
                  (float2)(acc[4 * j + 2], acc[4 * j + 3]), beta);
     }
 }
+
+#ifdef TAIL
+// The tail's second step: C = alpha * (sum of a tile's `slices` pieces in W) + beta * C for
+// the tiles from tail_from on; work-item (c, i * TSM + r) takes row r, column c of the
+// i-th of them. GUARD=1 returns on a flagged call as the gemm kernel does.
+__kernel void tail_reduce(const int M, const int N, const int tail_from, const int slices,
+                          const float alpha, const __global float* restrict W,
+                          const float beta, __global float* C, const int ldc GUARD_ARGS) {
+    GUARD_RETURN
+    const int c = get_global_id(0), r = get_global_id(1) % TSM, i = get_global_id(1) / TSM;
+    const int tiles_n = (N + TSN - 1) / TSN, tile = tail_from + i;
+    const int row = tile / tiles_n * TSM + r, col = tile % tiles_n * TSN + c;
+    if (row >= M || col >= N) return;
+    const __global float* w = W + ((size_t)i * slices * TSM + r) * TSN + c;
+    float sum = 0.0f;
+    for (int z = 0; z < slices; z++) sum += w[(size_t)z * TSM * TSN];
+    store_c(C, row * ldc + col, alpha, sum, beta);
+}
+#endif
