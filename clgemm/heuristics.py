@@ -48,6 +48,9 @@ DEFAULTS: dict[str, float] = {
     "tail_min_gain": 0.01,
     "tail_piece_steps": 2,
     "tail_max_slices": 64,
+    # ...and only this deep: 8192x8192x256's 4 tiles left over in 8 pieces ran 2.3% slower
+    # (kernel 8, 2026-12-04), where 4096^3 and 8192^3 ran 1.3% and 2.9% faster
+    "tail_min_k": 512,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -211,7 +214,7 @@ def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     steps on the busiest unit: whole waves of depth steps, then ceil(pieces / wave) waves
     of a slice's steps plus tail_piece_steps each; the fewest slices of the best time,
     taken where it beats the plain launch by tail_min_gain."""
-    if not kern.tail or not resident:
+    if not kern.tail or not resident or shape[2] < f["tail_min_k"]:
         return None
     groups, depth = tiles(kern, params, shape)
     wave = resident * f.compute_units

@@ -32,6 +32,7 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
     assert heuristics.tail_split(k8, p, (2048, 2048, 2048), f, 1) is None   # 2 waves of 64
     assert heuristics.tail_split(k8, p, (128 * 132, 128, 4096), f, 1) is None   # one whole wave
     assert heuristics.tail_split(k8, p, (8192, 8192, 8192), f, None) is None
+    assert heuristics.tail_split(k8, p, (8192, 8192, 256), f, 1) is None     # tail_min_k
     assert heuristics.tail_split(kernels.get("5"), kernels.get("5").defaults,
                                  (8192, 8192, 8192), f, 1) is None      # no TAIL build
     # the gain must reach tail_min_gain: 16384^3's 16 tiles left over save 0.7%
@@ -42,8 +43,10 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
 
 @pytest.fixture
 def two_units(monkeypatch):
-    """The device's facts with 2 compute units (a wave: 2 groups of one a unit)."""
-    monkeypatch.setattr(launch, "facts", lambda dev: heuristics.Facts(compute_units=2))
+    """The device's facts with 2 compute units (a wave: 2 groups of one a unit), and any
+    depth spread (tail_min_k), so that products small enough for the CPU have a tail."""
+    f = heuristics.Facts(2, thresholds=dict(heuristics.DEFAULTS, tail_min_k=1))
+    monkeypatch.setattr(launch, "facts", lambda dev: f)
 
 
 def result(queue, prep) -> np.ndarray:
