@@ -155,6 +155,6 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
     first = scan(side_queue(plan) if not code else q, x, y, flag)
     slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
-             for s in (first, *(steps if code else ()), more[0])]
+             for s in (first, *(steps if code else ()), *more)]
     launches = [first, *steps, *more] if code else [Beside(first, steps, more)]
     return launches, scalars + extra, Guard(flag, slots)

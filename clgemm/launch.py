@@ -4,6 +4,7 @@ split-K, K-major A, which tuned entry) are clgemm.heuristics'; this module carri
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Callable, Mapping
@@ -307,13 +308,13 @@ class GemmPlan:
         left = groups - start
         tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
         work = self.workspace(left * slices * tm * tn)
-        q, nt = self.queue, self.local[0]
-        gemm = build.bind(q, prg, "gemm", ((start + left * slices) * nt,), (nt,),
+        q, (lx, ly) = self.queue, self.local
+        gemm = build.bind(q, prg, "gemm", ((start + left * slices) * lx, ly), (lx, ly),
                           (np.int32(c.rows), np.int32(c.cols), np.int32(k), np.float32(alpha),
                            a.buf, np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(beta),
                            c.buf, np.int32(c.ld), np.int32(start), np.int32(slices), work)
                           + guarded)
-        total = build.bind(q, prg, "tail_reduce", (tn, left * tm), (64, 1),
+        total = build.bind(q, prg, "tail_reduce", (tn, left * tm), (math.gcd(tn, 64), 1),
                            (np.int32(c.rows), np.int32(c.cols), np.int32(start),
                             np.int32(slices), np.float32(alpha), work, np.float32(beta),
                             c.buf, np.int32(c.ld)) + guarded)
