@@ -220,7 +220,7 @@ def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     wave = resident * f.compute_units
     whole = groups // wave * wave
     left = groups - whole
-    if not left or (not whole and kern.split_k):    # under one wave: split-K's (splits)
+    if not left:
         return None
     plain = -(-groups // wave) * depth
     best, best_time = None, float(plain)

@@ -22,8 +22,6 @@
 //   of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into the
 //   real C. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
-// - TAIL (common.cl): a part-full last wave of tiles run as pieces of k, summed by
-//   tail_reduce.
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 (clgemm/guard.py).
 // ptxas schedules this loop very differently in other contexts: an edit here needs an
 // A/B at both A layouts (docs/levers.md holds the variants tried and their results).
@@ -65,35 +63,21 @@ __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void gemm(const int M, const int N, const int K, const float alpha,
           const __global floatW* restrict A, const int lda,
           const __global floatW* restrict B, const int ldb,
-          const float beta, __global floatW* C, const int ldc TAIL_ARGS GUARD_ARGS) {
+          const float beta, __global floatW* C, const int ldc GUARD_ARGS) {
     GUARD_RETURN
     const int tx = get_local_id(0);
     const int ty = get_local_id(1);
     const int tid = ty * RTSN + tx;
-#ifdef TAIL
-    // a whole tile or a piece of one (common.cl); a piece writes its raw sums to its block
-    // of W (ld TSN), through a pointer placed so that C's row and column index it
-    TAIL_TILE(part, m0, n0, k0, kend)
-    __global floatW* Cout = part < 0 ? C
-        : (__global floatW*)(W + (size_t)part * TSM * TSN) - (m0 * TSN + n0) / WIDTH;
-    const int ldout = part < 0 ? ldc : TSN;
-    const float aout = part < 0 ? alpha : 1.0f, bout = part < 0 ? beta : 0.0f;
-#define C_OUT Cout, row, colv, ldout, M, N, full, aout
-#define BETA_OUT bout
-#else
     const int m0 = get_group_id(1) * TSM;
     const int n0 = get_group_id(0) * TSN;
-#define C_OUT C, row, colv, ldc, M, N, full, alpha
-#define BETA_OUT beta
-#endif
-#if defined(SPLIT_K)
+#ifdef SPLIT_K
     // This group's slice of k is [k0, kend), `per` whole tiles of the ceil(K/TSK) (the
     // last slice may end early, at K); its output is slice z of C.
     const int z = get_group_id(2), slices = get_num_groups(2);
     const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
     const int k0 = z * per * TSK, kend = min(K, k0 + per * TSK);
     C += (size_t)z * M * (ldc / WIDTH);
-#elif !defined(TAIL)
+#else
     const int k0 = 0, kend = K;
 #endif
     // Leading dimensions and extents counted in vectors.
@@ -200,7 +184,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
         #pragma unroll
         for (int j = 0; j < WPTN / WIDTH; j++) {
             const int colv = n0 / WIDTH + tx + j * RTSN;
-            store_c_vec(C_OUT, PACK(acc[i], j * WIDTH), BETA_OUT);
+            store_c_vec(C, row, colv, ldc, M, N, full, alpha, PACK(acc[i], j * WIDTH), beta);
         }
     }
 #endif

@@ -38,9 +38,11 @@
 // whole tiles).
 // gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py); where C is read it
 // builds it with GUARD=1 (common.cl).
-// TAIL (common.cl): a launch whose last, part-full wave of tiles runs as pieces of k
-// (clgemm.heuristics.tail_split); with one group a multiprocessor, the last wave of 4
-// tiles at 8192^3 otherwise keeps 128 of 132 idle for a whole tile's time.
+// TAIL: the build of a launch whose last wave is spread out (clgemm.heuristics.tail_split):
+// a 1-D launch of tail_from whole tiles (tile = group, row-major over C's tiles) and then
+// `slices` pieces of k of each remaining tile, whose raw sums go to W and which
+// tail_reduce (below) sums into C; with one group a multiprocessor, a last wave of 4
+// tiles at 8192^3 otherwise kept 128 of 132 idle for a whole tile's time.
 // Devices: WGMMA=1 (NVIDIA compute capability 9.0; the build sets it) issues wgmma;
 // elsewhere (pocl, other GPUs) each MMA is emulated from B's local tiles, addressed as
 // the descriptor addresses them, and A's fragments posted to local memory, with TF32
@@ -61,6 +63,11 @@
 #endif
 #define TF32_HW WGMMA
 #define TSK 32
+#ifdef TAIL
+#define TAIL_ARGS , const int tail_from, const int slices, __global float* restrict W
+#else
+#define TAIL_ARGS
+#endif
 
 #include "common.cl"
 
@@ -165,11 +172,19 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int wg = tid / 128, w = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
     const int ldav = lda / 4, ldbv = ldb / 4;
 #ifdef TAIL
-    // a whole tile or a piece of one (common.cl), read from A and B moved to its first k
-    TAIL_TILE(part, m0, n0, k0, kend)
-    const int KS = kend - k0;
-    A += k0 / 4;
-    B += (size_t)k0 * ldbv;
+    // group -> tile: groups below tail_from take tile `group` whole; the rest are pieces
+    // `part`: tile tail_from + part / slices, slice part % slices of `per` whole tiles of k
+    // (the last may end at K), read from A and B moved to the slice's first k
+    const int group = get_group_id(0), part = group - tail_from, tiles_n = (N + TSN - 1) / TSN;
+    const int tile = part < 0 ? group : tail_from + part / slices;
+    const int m0 = tile / tiles_n * TSM, n0 = tile % tiles_n * TSN;
+    int KS = K;
+    if (part >= 0) {
+        const int per = ((K + TSK - 1) / TSK + slices - 1) / slices, k0 = part % slices * per * TSK;
+        KS = min(K - k0, per * TSK);
+        A += k0 / 4;
+        B += (size_t)k0 * ldbv;
+    }
 #else
     const int m0 = get_group_id(1) * TSM, n0 = get_group_id(0) * TSN;
     const int KS = K;                                 // the depth this group sums over
@@ -272,3 +287,21 @@ void gemm(const int M, const int N, const int K, const float alpha,
     }
 }
 
+#ifdef TAIL
+// The tail's second step: C = alpha * (sum of a tile's `slices` pieces in W) + beta * C for
+// the tiles from tail_from on; work-item (c, i * TSM + r) takes row r, column c of the
+// i-th of them. GUARD=1 returns on a flagged call as the gemm kernel does.
+__kernel void tail_reduce(const int M, const int N, const int tail_from, const int slices,
+                          const float alpha, const __global float* restrict W,
+                          const float beta, __global float* C, const int ldc GUARD_ARGS) {
+    GUARD_RETURN
+    const int c = get_global_id(0), r = get_global_id(1) % TSM, i = get_global_id(1) / TSM;
+    const int tiles_n = (N + TSN - 1) / TSN, tile = tail_from + i;
+    const int row = tile / tiles_n * TSM + r, col = tile % tiles_n * TSN + c;
+    if (row >= M || col >= N) return;
+    const __global float* w = W + ((size_t)i * slices * TSM + r) * TSN + c;
+    float sum = 0.0f;
+    for (int z = 0; z < slices; z++) sum += w[(size_t)z * TSM * TSN];
+    store_c(C, row * ldc + col, alpha, sum, beta);
+}
+#endif

@@ -52,27 +52,6 @@
 #define GUARD_RETURN
 #endif
 
-// TAIL: the host defines it for a launch whose last wave of tiles is part-full
-// (clgemm.heuristics.tail_split): a 1-D launch (along dimension 0) of tail_from whole
-// tiles, tile = group, row-major over C's tiles, and then `slices` pieces of k of each
-// remaining tile: piece `part` (>= 0) is slice part % slices, of `per` whole tiles of k
-// (the last may end at K), of tile tail_from + part / slices. A piece stores its raw sums
-// as a dense TSM x TSN block `part` of W; tail_reduce (below) sums each tile's blocks
-// into C. TAIL_ARGS goes before GUARD_ARGS; TAIL_TILE(part, m0, n0, k0, kend) declares
-// the group's piece (-1 for a whole tile), its tile's corner and its range of k.
-#ifdef TAIL
-#define TAIL_ARGS , const int tail_from, const int slices, __global float* restrict W
-#define TAIL_TILE(part, m0, n0, k0, kend)                                               \
-    const int part = (int)get_group_id(0) - tail_from, tiles_n_ = (N + TSN - 1) / TSN;  \
-    const int tile_ = part < 0 ? (int)get_group_id(0) : tail_from + part / slices;       \
-    const int m0 = tile_ / tiles_n_ * TSM, n0 = tile_ % tiles_n_ * TSN;                  \
-    const int per_ = ((K + TSK - 1) / TSK + slices - 1) / slices;                        \
-    const int k0 = part < 0 ? 0 : part % slices * per_ * TSK;                            \
-    const int kend = part < 0 ? K : min(K, k0 + per_ * TSK);
-#else
-#define TAIL_ARGS
-#endif
-
 // TF32 of the tensor-core kernels (7, 8), which define TF32_HW: tf32_round(x) is x rounded
 // to TF32 (10 mantissa bits, ties away from zero) as a bit pattern, by cvt.rna where the
 // device has it (TF32_HW = 1, NVIDIA) and by the same rounding in integer arithmetic
@@ -161,24 +140,5 @@ typedef float4 floatW;
 #endif
 DEFINE_STORE_C_VEC(store_c_vec, floatW, WIDTH, UNPACK)
 #endif  // WIDTH
-
-#ifdef TAIL
-// The tail's second step: C = alpha * (sum of a tile's `slices` blocks in W) + beta * C
-// for the tiles from tail_from on; work-item (c, i * TSM + r) takes row r, column c of the
-// i-th of them. GUARD returns as the gemm kernel of the same build does.
-__kernel void tail_reduce(const int M, const int N, const int tail_from, const int slices,
-                          const float alpha, const __global float* restrict W,
-                          const float beta, __global float* C, const int ldc GUARD_ARGS) {
-    GUARD_RETURN
-    const int c = get_global_id(0), r = get_global_id(1) % TSM, i = get_global_id(1) / TSM;
-    const int tiles_n = (N + TSN - 1) / TSN, tile = tail_from + i;
-    const int row = tile / tiles_n * TSM + r, col = tile % tiles_n * TSN + c;
-    if (row >= M || col >= N) return;
-    const __global float* w = W + ((size_t)i * slices * TSM + r) * TSN + c;
-    float sum = 0.0f;
-    for (int z = 0; z < slices; z++) sum += w[(size_t)z * TSM * TSN];
-    store_c(C, row * ldc + col, alpha, sum, beta);
-}
-#endif
 
 #endif  // CLGEMM_COMMON_CL
