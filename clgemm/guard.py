@@ -102,8 +102,9 @@ class Beside:
     results/h200/raw/call-steps-kernel8-2026-12-04.json).
     The marker makes the scan wait for what the caller's queue writes into the operands
     before the call. `parts` are the bound launches, in which the plan finds the slots of
-    the caller's buffers; `events` those of the last call: the marker, the kernel's, the
-    scan's and the fallback's (scripts/call_overhead.py times them)."""
+    the caller's buffers; `events` those of the last call: the marker, the kernel's (one
+    for each of its launches), the scan's and the fallback's (scripts/call_overhead.py
+    times them)."""
 
     __slots__ = ("queue", "side", "scan", "kernel", "fallback", "parts", "events")
 
@@ -115,14 +116,13 @@ class Beside:
 
     def __call__(self, wait_for: list | None = None) -> cl.Event:
         ready = cl.enqueue_marker(self.queue, wait_for)    # the operands' writers are done
-        for step in self.kernel:
-            kev = step()
+        kevs = [step() for step in self.kernel]
         scanned = self.scan([ready])
         self.side.flush()          # the fallback waits for it: it must reach the device
         ev = self.fallback[0]([scanned])
         for step in self.fallback[1:]:
             ev = step()
-        self.events = (ready, kev, scanned, ev)
+        self.events = (ready, *kevs, scanned, ev)
         return ev
 
 

@@ -120,9 +120,9 @@ def step_spans(ctx, a, b, kernel: str | None, repeat: int) -> dict:
             runs[name].append([(ev.profile.start, ev.profile.end) for ev in evs])
     report = {}
     for name, seq in steps.items():
-        names = [n for s in seq for n in (["kernel", "scan (second queue)", "fallback"]
-                 if hasattr(s, "events") else
-                 [getattr(getattr(s, "knl", None), "function_name", type(s).__name__)])]
+        names = [n for s in seq for n in ([_label(k) for k in s.kernel]
+                                          + ["scan (second queue)", "fallback"]
+                 if hasattr(s, "events") else [_label(s)])]
         rs = runs[name]
         report[name] = {
             "steps": [{"name": nm,
@@ -133,6 +133,11 @@ def step_spans(ctx, a, b, kernel: str | None, repeat: int) -> dict:
             "whole_us": statistics.median((max(e for _, e in r) - min(s for s, _ in r)) / 1e3
                                           for r in rs)}
     return report
+
+
+def _label(step) -> str:
+    """A bound launch's kernel name (a copy's type name)."""
+    return getattr(getattr(step, "knl", None), "function_name", type(step).__name__)
 
 
 def cublas_calls(size: int):
