@@ -99,7 +99,10 @@ class Beside:
     both are done. On the H200 the scan's work-groups run among the kernel's from its
     start and end before it: kernel 8's call at 4096^3 kept the device 7.6 us longer than
     the kernel alone, against 40 us for the scan in line (2026-12-04,
-    results/h200/raw/call-steps-kernel8-2026-12-04.json).
+    results/h200/raw/call-steps-kernel8-2026-12-04.json). Since kernel 8 spreads its last
+    wave (heuristics.tail_split) the scan has no idle units left at the end: at 8192^3 it
+    ended 62 us after the kernel and held tail_reduce back, 120 us over the unguarded
+    launches (e4ce6df, results/h200/raw/call-steps-kernel8-tail-2026-12-04.json).
     The marker makes the scan wait for what the caller's queue writes into the operands
     before the call. `parts` are the bound launches, in which the plan finds the slots of
     the caller's buffers; `events` those of the last call: the marker, the kernel's (one
