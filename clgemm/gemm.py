@@ -1,14 +1,15 @@
 """The library call, C = alpha * op(A) @ op(B) + beta * C on an OpenCL queue, and its plan.
 
-A Plan is a product of one shape laid out once (clgemm.launch): its kernels compiled and
+A Plan is a product of one shape laid out once (clgemm.layout): its kernels compiled and
 bound, its scratch buffers taken from a memory pool. Calling it again only points the
 bound kernels at the caller's buffers and enqueues them, which is what makes a repeated
 gemm() cost about as much host time as a bare kernel launch: gemm() keeps its plans in a
 cache keyed by what they depend on, the tuning database's state included (clgemm.cache).
 The modules below this one, none importing it: clgemm.cache (plans and memory pools kept
 between calls), clgemm.degenerate (products with a zero dimension, which need no plan),
-clgemm.events (what a call waits for and leaves on its output), clgemm.launch (the plan's
-kernels and their launch decisions).
+clgemm.events (what a call waits for and leaves on its output), clgemm.layout (a product's
+operands laid out as launches) and clgemm.launch (the plan's kernels and their launch
+decisions).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from . import build, cache, db, degenerate, events, operands, record
 from . import guard as guards
 from .cache import cache_info, clear_cache, memory_pool  # noqa: F401  (re-exported)
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
-from .launch import GemmPlan, Prepared, Workspace, prepare  # noqa: F401  (re-exported)
+from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
+from .layout import Prepared, prepare  # noqa: F401  (re-exported)
 from .operands import F32, F32_MAX
 
 Allocator = Callable[[int], object]

@@ -231,7 +231,9 @@ def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
         time = whole // wave * depth + -(-left * s // wave) * (per + f["tail_piece_steps"])
         if time < best_time:
             best, best_time = s, time
-    if best is None or best_time > plain * (1 - f["tail_min_gain"]):
+    tm, tn, _ = tile_of(kern, params)
+    if (best is None or best_time > plain * (1 - f["tail_min_gain"])
+            or not workspace_fits(left * best, tm, tn, 1, f)):     # the pieces' sums
         return None
     return whole, best
 

@@ -11,7 +11,8 @@ import pytest
 
 import clgemm
 from clgemm import db, heuristics, kernels, launch, verify
-from clgemm.launch import GemmPlan, prepare
+from clgemm.launch import GemmPlan
+from clgemm.layout import prepare
 
 from .conftest import SMALL
 

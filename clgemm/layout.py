@@ -1,0 +1,239 @@
+"""A product's operands laid out for a GemmPlan as a list of launches (prepare): padded
+copies, device transposes, C read and written where it lies or through a copy, and the
+guarded launch of a tensor-core kernel. The decisions (padding, K-major A, split-K, the
+spread last wave) are clgemm.heuristics', asked through the plan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from . import build, heuristics, operands, timing
+from . import guard as guards
+from .launch import GemmPlan
+from .operands import Matrix, View, is_transposed, rounded
+from .transpose import TransposePlan
+
+Step = Callable[..., cl.Event]
+
+
+@dataclass
+class Prepared:
+    """A product laid out for the device: the launches that compute it (transposes and
+    copies of operands included, each a build.Bound or build.BoundCopy returning one event)
+    and where the row-major result lands. With `swap`, `out` holds C^T."""
+    steps: list[Step]
+    out: Matrix
+    swap: bool
+    splits: int = 1         # slices of k (split-K)
+    read: tuple[str, ...] = ()   # the transposed operands ("A", "B") read as they lie
+    kmajor: bool = False         # the left operand was transposed to K-major (kmajor_a)
+    padded: bool = False         # A and B were copied into zero-padded whole tiles (pads)
+    scalars: list[tuple] = field(default_factory=list)   # (bound, index, "alpha"|"beta")
+    c_read: bool = False         # the kernels read c (beta != 0)
+    # (bound, index, port, floats a unit): the copies' offsets into a caller's matrix that
+    # starts past its sub-buffer's origin (View), set per call by a cached layout
+    offsets: list[tuple] = field(default_factory=list)
+    guard: guards.Guard | None = None    # the scan's flag and epochs (prepare's `guard`)
+    tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
+
+    def launch(self) -> list[cl.Event]:
+        if self.guard is not None:
+            self.guard.advance()
+        return [e for step in self.steps for e in timing.events(step())]
+
+
+def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
+            allocator: Callable[[int], object] | None = None, guard: bool = False) -> Prepared:
+    """Check shapes and lay the product out as launches. Device operands (pyopencl Arrays,
+    blocks of larger ones included, or Views of them) are taken as they lie (every copy or
+    transpose of them is a step, so a repeated launch recomputes from their current
+    contents); host ones are uploaded now. Buffers clgemm needs of its own come from
+    `allocator` (a pyopencl MemoryPool, say) where given. With `guard`, a Kernel.guarded
+    (7) runs between a scan of its operands and a fallback (clgemm.guard); `clgemm run`
+    leaves it out, to time the kernel alone."""
+    queue = plan.queue
+    align = operands.base_align(queue.device)
+    opa, opb, c = (_port(v, port, align) for port, v in enumerate((opa, opb, c)))
+    (m, k), (k2, n) = opa.shape, opb.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
+    if c is not None and c.shape != (m, n):
+        raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is {m}x{n}")
+
+    # Multiply either X=op(A), Y=op(B) into C, or X=op(B)^T, Y=op(A)^T into C^T: whichever
+    # needs fewer device transposes (a Fortran-ordered matrix is its transpose row-major):
+    # of an operand the kernel does not read as it lies, and of C on the way in (beta != 0)
+    # and out.
+    c_needed = c is not None and beta != 0.0
+    rx, ry = plan.reads
+
+    def transposes(x_t: bool, y_t: bool, c_t: bool) -> int:
+        return (x_t and not rx) + (y_t and not ry) + (c is not None and c_t) * (1 + c_needed)
+
+    a_t, b_t, c_t = is_transposed(opa), is_transposed(opb), c is not None and is_transposed(c)
+    swap = transposes(not b_t, not a_t, not c_t) < transposes(a_t, b_t, c_t)
+    x, y = (opb.T, opa.T) if swap else (opa, opb)
+    target = None if c is None else (c.T if swap else c)
+    rows, cols = x.shape[0], y.shape[1]
+
+    # an operand the kernel reads as it lies is taken in its own layout; a row-major left
+    # one may be turned K-major first (kmajor_a)
+    ta, tb = rx and is_transposed(x), ry and is_transposed(y)
+    kmajor = rx and not ta and plan.kmajor_a(rows, cols, k)
+    ta = ta or kmajor
+    launched = plan.launched(rows, cols, k)
+    mp, np_, kp = launched
+    pads = launched != (rows, cols, k)
+    padded = [(mp, kp), (kp, np_)] if pads else []
+
+    al = plan.align
+    mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
+    # the matrices a device transpose re-lays out
+    relaid = [shape for (v, shape), read in zip(mats, (rx, ry, False))
+              if v is not None and is_transposed(v) and not read]
+    relaid += [(k, rounded(rows, al))] if kmajor else []
+    # every matrix, plus the copy a transposed one is read into first, padded copies and
+    # split-K's partial sums
+    slices = plan.splits(*launched)
+    partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
+    spread = plan.tail(*launched)
+    if spread is not None:                # the pieces' sums, one tile each (tail_split)
+        tm, tn, _ = heuristics.tile_of(plan.kernel, plan.params)
+        partial.append(((plan.tiles(*launched)[0] - spread[0]) * spread[1] * tm, tn))
+    operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
+    # C is read and written where it lies when it is a row-major device matrix at the origin
+    # of its buffer or sub-buffer (split-K: and its partial sums, which take its leading
+    # dimension, are no wider than aligned rows), else through a dense matrix; a leading
+    # dimension that is not a multiple of the vector width takes the C_UNALIGNED build
+    # (split-K's partial sums need aligned rows, so it goes through an aligned copy then)
+    tm = target.mem if isinstance(target, View) and not target.transposed else None
+    in_place = tm is not None and not tm.offset and (slices == 1 or tm.ld == rounded(cols, al))
+    c_unaligned = slices == 1 and (tm.ld % al != 0 if in_place
+                                   else target is None and cols % al != 0)
+    guarded = guard and plan.kernel.guarded
+    plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
+                  guard=guards.kernel_code(c_needed) if guarded else 0)
+    lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
+    # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
+    # when padded: a device transpose writes straight into that shape
+    xs = ((kp, mp) if ta else (mp, kp)) if pads else None
+    ys = ((np_, kp) if tb else (kp, np_)) if pads else None
+    xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs)
+    ym = (lay.taken if ry else lay.row_major)(y, ys)
+    if in_place:
+        cm = tm                                              # read and written where it lies
+    elif c_needed:
+        cm = lay.row_major(target)
+    else:
+        cm = lay.empty(rows, cols, cols if c_unaligned else rounded(cols, al))
+    beta = beta if c_needed else 0.0
+    if guarded:
+        bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,
+                                                c_needed, allocator)
+    else:
+        bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+        scanned = None
+    lay.steps += bounds
+    if isinstance(target, View) and cm is not tm:
+        lay.write_back(cm, target)
+    read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
+    return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
+                    scalars, c_needed, lay.offsets, scanned, spread)
+
+
+def _port(x, port: int, align: int):
+    """A device operand as a View numbered `port` (View.port); a host one as it is."""
+    if isinstance(x, cla.Array):
+        x = operands.device_view(x, "abc"[port], align)
+    return replace(x, port=port) if isinstance(x, View) else x
+
+
+@dataclass
+class _Layout:
+    """The steps of one layout and the buffers they need, made by `allocator`."""
+    queue: cl.CommandQueue
+    align: int
+    tplan: TransposePlan | None
+    allocator: Callable[[int], object] | None
+    steps: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)      # Prepared.offsets
+
+    def empty(self, rows: int, cols: int, ld: int) -> Matrix:
+        return operands.empty(self.queue, rows, cols, ld, self.allocator)
+
+    def zeros(self, rows: int, cols: int, ld: int) -> Matrix:
+        return operands.zeros(self.queue, rows, cols, ld, self.allocator)
+
+    def taken(self, x, shape: tuple[int, int] | None = None) -> Matrix:
+        """x in its own layout (operands.raw). With `shape` (whole tiles, when padding), in
+        the top-left corner of a zero-filled buffer that large, whose padding adds nothing
+        to the sums. A device matrix is read where it lies when its width and leading
+        dimension are aligned (the vector loads read whole vectors: past an unaligned
+        width they would read a neighbour's elements, not zeros) and it starts at its
+        (sub-)buffer's origin; else a step copies it."""
+        if isinstance(x, np.ndarray):
+            return operands.raw(self.queue, x, self.align, shape, self.allocator)
+        m = x.mem
+        want = shape or (m.rows, rounded(m.cols, self.align))
+        if (m.rows, m.cols) == want and m.ld % self.align == 0 and not m.offset:
+            return m
+        out = self.zeros(want[0], m.cols if shape is None else want[1], want[1])
+        self.copy(m, out, x.port, None)
+        return out
+
+    def copy(self, src: Matrix, dst: Matrix, src_port: int | None,
+             dst_port: int | None) -> None:
+        """A step copying src (all of it) into dst's top-left corner; an offset into a
+        caller's matrix is noted (Prepared.offsets) for a cached layout to set per call."""
+        args = (src.ld, dst.ld, src.offset, dst.offset)
+        step = operands.bind_copy(self.queue, src.buf, src.ld, dst.buf, dst.ld, src.rows,
+                                  src.cols, src.offset, dst.offset)
+        unit = operands.copy_width(src.cols, *args)
+        for index, m, port in zip(operands.COPY_OFFSETS, (src, dst), (src_port, dst_port)):
+            if m.offset:
+                self.offsets.append((step, index, port, unit))
+        self.steps.append(step)
+
+    def row_major(self, x, shape: tuple[int, int] | None = None) -> Matrix:
+        """x as a row-major device matrix with an aligned leading dimension; a transpose it
+        needs becomes a step (into a zero-padded `shape` when given)."""
+        return self.relaid(x, shape) if is_transposed(x) else self.taken(x, shape)
+
+    def relaid(self, x, shape: tuple[int, int] | None = None) -> Matrix:
+        """The transpose of x's memory as a new device matrix (row-major x for a transposed
+        x, K-major for a row-major A), in the top-left corner of a zero-filled `shape` when
+        given; the transpose becomes a step (after a dense copy of a device matrix that
+        starts past its sub-buffer's origin: the transposes take no offset)."""
+        if isinstance(x, View):
+            src = x.mem
+            if src.offset:
+                src = self.empty(src.rows, src.cols, src.cols)
+                self.copy(x.mem, src, x.port, None)
+        else:
+            src = operands.raw(self.queue, x, 1, allocator=self.allocator)
+        if shape is not None:
+            dst = self.zeros(shape[0], shape[1], shape[1])
+        else:
+            dst = self.zeros(src.cols, src.rows, rounded(src.rows, self.align))
+        self.steps.append(self.tplan.bind(src, dst))
+        return dst
+
+    def write_back(self, cm: Matrix, target: View) -> None:
+        """Steps putting the row-major result `cm` into the device matrix `target`, only
+        into its elements (a block's neighbours are left as they are)."""
+        t = target.mem
+        if not target.transposed:
+            self.copy(cm, t, None, target.port)
+            return
+        # target's memory is row-major target.T: transposed straight there, or into a dense
+        # matrix first where it starts past its sub-buffer's origin
+        dst = (self.empty(cm.cols, cm.rows, cm.rows) if t.offset
+               else Matrix(t.buf, cm.cols, cm.rows, t.ld))
+        self.steps.append(self.tplan.bind(cm, dst))
+        if t.offset:
+            self.copy(dst, t, None, target.port)
