@@ -34,6 +34,8 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
     assert heuristics.tail_split(k8, p, (128 * 132, 128, 4096), f, 1) is None   # one whole wave
     assert heuristics.tail_split(k8, p, (8192, 8192, 8192), f, None) is None
     assert heuristics.tail_split(k8, p, (8192, 8192, 256), f, 1) is None     # tail_min_k
+    small = heuristics.Facts(132, max_alloc=2**20)       # 128 pieces' sums: 8 MiB
+    assert heuristics.tail_split(k8, p, (8192, 8192, 8192), small, 1) is None
     assert heuristics.tail_split(kernels.get("5"), kernels.get("5").defaults,
                                  (8192, 8192, 8192), f, 2) is None      # no TAIL build
     assert heuristics.tail_split(k8, p, (1024, 1024, 4096), f, 1) == (0, 2)
