@@ -195,7 +195,12 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
                    f"profiling events)")
-        peak = f"  ({100 * r['peak_fraction']:.1f}% of FP32 peak)" if "peak_fraction" in r else ""
+        # the tensor-core kernels' products are not FFMAs: their share of the FFMA peak can
+        # pass 100% and says only how they compare with it
+        against = " FFMA peak; its products run on the tensor cores" \
+            if kernel.mma or kernel.wgmma else " FP32 peak"
+        peak = f"  ({100 * r['peak_fraction']:.1f}% of the{against})" \
+            if "peak_fraction" in r else ""
         click.echo(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
         if no_check:
             click.echo("check    skipped")

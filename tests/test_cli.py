@@ -260,3 +260,19 @@ def test_a_wide_table_piped_is_printed_in_full(capsys):
     show.full_width_console().print(table)
     out = capsys.readouterr().out
     assert params in out and max(map(len, out.splitlines())) > 80
+
+
+@pytest.mark.parametrize("kernel,words", [("2", "of the FP32 peak)"),
+                                          ("7", "of the FFMA peak; its products run on the tensor cores")])
+def test_run_names_the_peak_it_compares_with(monkeypatch, kernel, words):
+    """Where the device's FP32 peak is known (NVIDIA), the report gives the run's share of
+    it; a tensor-core kernel's share of the FFMA peak can pass 100% (kernel 8 at 4096^3 on
+    the H200: 118%), so its line says what it compares with."""
+    from clgemm import device as devmod
+    monkeypatch.setattr(devmod, "peak_gflops", lambda dev: 1e-6)
+    params = ["TSM=32", "TSN=32", "TSK=16", "WM=32", "WN=32", "FOLD=8"] if kernel == "7" \
+        else ["TS=4"]
+    r = invoke("run", "--kernel", kernel, "--size", "16", "--repeat", "1",
+               *(a for p in params for a in ("--param", p)))
+    assert r.exit_code == 0, r.output
+    assert words in r.output
