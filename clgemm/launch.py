@@ -198,6 +198,11 @@ class GemmPlan:
         r = self.resident["checked" if self.loads(m, n, k) == "checked" else "exact"]
         return heuristics.tail_split(self.kernel, self.params, (m, n, k), self.facts, r)
 
+    def tail_sums(self, m: int, n: int, k: int, spread: tuple[int, int]) -> tuple[int, int]:
+        """The shape of tail_split's partial sums as one matrix: a TSM x TSN block a piece."""
+        tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
+        return (self.tiles(m, n, k)[0] - spread[0]) * spread[1] * tm, tn
+
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         return heuristics.kmajor_a(self.kernel, (m, n, k), self.facts, self.transposed_by)
 
@@ -276,7 +281,7 @@ class GemmPlan:
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None
         if spread is not None:
-            return self._spread(prg, spread, a, b, c, alpha, beta, k, guarded)
+            return self._spread(prg, spread, a, b, c, alpha, beta, (m, n, k), guarded)
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
         # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
         out, ab = ((c.buf, (alpha, beta)) if s == 1
@@ -294,16 +299,16 @@ class GemmPlan:
         return [gemm, total], [(total, 3, "alpha"), (total, 5, "beta")]
 
     def _spread(self, prg: cl.Program, spread: tuple[int, int], a: Matrix, b: Matrix,
-                c: Matrix, alpha: float, beta: float, k: int,
+                c: Matrix, alpha: float, beta: float, shape: tuple[int, int, int],
                 guarded: tuple) -> tuple[list[build.Bound], list[tuple]]:
-        """bound()'s launches for tail_split's (tail_from, slices): the TAIL build over
-        tail_from whole tiles and the others' pieces of k, whose partial sums tail_reduce
-        adds into c with alpha and beta (both guarded alike)."""
+        """bound()'s launches at `shape` for tail_split's (tail_from, slices): the TAIL
+        build over tail_from whole tiles and the others' pieces of k, whose partial sums
+        tail_reduce adds into c with alpha and beta (both guarded alike)."""
         start, slices = spread
-        groups, _ = self.tiles(c.rows, c.cols, k)
-        left = groups - start
+        m, n, k = shape
+        left = self.tiles(m, n, k)[0] - start        # the tiles run as pieces
         tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
-        work = self.workspace(left * slices * tm * tn)
+        work = self.workspace(math.prod(self.tail_sums(m, n, k, spread)))
         q, (lx, ly) = self.queue, self.local
         gemm = build.bind(q, prg, "gemm", ((start + left * slices) * lx, ly), (lx, ly),
                           (np.int32(c.rows), np.int32(c.cols), np.int32(k), np.float32(alpha),

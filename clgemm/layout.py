@@ -12,7 +12,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, heuristics, operands, timing
+from . import build, operands, timing
 from . import guard as guards
 from .launch import GemmPlan
 from .operands import Matrix, View, is_transposed, rounded
@@ -102,9 +102,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     slices = plan.splits(*launched)
     partial = [(slices * rows, rounded(cols, al))] if slices > 1 else []
     spread = plan.tail(*launched)
-    if spread is not None:                # the pieces' sums, one tile each (tail_split)
-        tm, tn, _ = heuristics.tile_of(plan.kernel, plan.params)
-        partial.append(((plan.tiles(*launched)[0] - spread[0]) * spread[1] * tm, tn))
+    partial += [plan.tail_sums(*launched, spread)] if spread is not None else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
     # C is read and written where it lies when it is a row-major device matrix at the origin
     # of its buffer or sub-buffer (split-K: and its partial sums, which take its leading
