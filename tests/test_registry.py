@@ -156,7 +156,14 @@ def test_pocl_work_group_stack_refuses_the_crashing_group(queue):
 
 
 _CHILD = """
-import json, sys
+import ctypes, json, sys
+# New threads' default stack (pocl's workers ask for no size), set before pocl starts any;
+# the main thread keeps its own, so that compiling the kernel cannot overflow it.
+libc = ctypes.CDLL(None)
+attr = ctypes.create_string_buffer(256)                  # pthread_attr_t is 56 bytes
+assert libc.pthread_attr_init(attr) == 0
+assert libc.pthread_attr_setstacksize(attr, ctypes.c_size_t(int(sys.argv.pop(1)))) == 0
+assert libc.pthread_setattr_default_np(attr) == 0
 import numpy as np
 import pyopencl as cl
 from clgemm import build, device, kernels
@@ -177,6 +184,7 @@ else:                            # a refused one, launched past the constraints
     m, n, kk = *k.geometry.tile(p), 64
     mf = cl.mem_flags.READ_WRITE
     a, b, c = (cl.Buffer(q.context, mf, 4 * x) for x in (m * kk, kk * n, m * n))
+    print("launching", flush=True)
     prg.gemm(q, k.geometry.global_size(p, m, n), k.geometry.local_size(p), np.int32(m),
              np.int32(n), np.int32(kk), np.float32(1), a, np.int32(kk), b, np.int32(n),
              np.float32(0), c, np.int32(n))
@@ -186,13 +194,14 @@ else:                            # a refused one, launched past the constraints
 
 
 def test_no_admitted_group_crashes_pocl(queue, tmp_path, monkeypatch):
-    """No configuration the constraints admit crashes pocl. In child processes with small
-    thread stacks (`ulimit -s`, so that the groups at the limit are small and compile
-    fast): with 1 MiB, the admitted configurations of kernels 3 and 4 with the largest
-    estimated frames run and are right; with 512 KiB, kernel 2's 32 x 32 group, which the
-    constraints refuse there (its frame: 620 KB), launched past them, dies with SIGSEGV:
-    the limit is real."""
-    import resource
+    """No configuration the constraints admit crashes pocl. In child processes whose new
+    threads get small stacks (glibc's default thread stack, which `ulimit -s` sets at
+    process start, set here by pthread_setattr_default_np so that the main thread keeps
+    its own: with a 512 KiB `ulimit -s`, a child once died in the dynamic loader before
+    the launch, exit 127; small, so that the groups at the limit compile fast): with 1 MiB,
+    the admitted configurations of kernels 3 and 4 with the largest estimated frames run
+    and are right; with 512 KiB, kernel 2's 32 x 32 group, which the constraints refuse
+    there (its frame: 620 KB), launched past them, dies with SIGSEGV: the limit is real."""
     import signal
     import subprocess
     import sys
@@ -203,17 +212,15 @@ def test_no_admitted_group_crashes_pocl(queue, tmp_path, monkeypatch):
     script.write_text(_CHILD)
 
     def child(stack, *args):
-        def small_stack():
-            hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
-            resource.setrlimit(resource.RLIMIT_STACK, (stack, hard))
-        return subprocess.run([sys.executable, str(script), *args], capture_output=True,
-                              text=True, timeout=300, preexec_fn=small_stack)
+        return subprocess.run([sys.executable, str(script), str(stack), *args],
+                              capture_output=True, text=True, timeout=300)
     r = child(1 << 20, "admitted", "3", "4")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
     assert r.stdout.split("\n")[:2] == ["3 (32, 16) True", "4 (32, 16) True"]
     monkeypatch.setattr(device, "_stack", (1 << 19) * 3 // 4)        # the second child's fact
     assert "stack on pocl's CPU device" in kernels.get("2").violations({"TS": 32}, queue.device)[0]
     r = child(1 << 19, "refused", "2", json.dumps({"TS": 32}))
+    assert r.stdout == "launching\n", (r.returncode, r.stdout, r.stderr[-2000:])
     assert r.returncode == -signal.SIGSEGV, (r.returncode, r.stdout, r.stderr[-2000:])
 
 
