@@ -182,10 +182,11 @@ class Plan:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
+        launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
-                "splits": g.splits(*g.launched(m, n, k)), "padded": g.pads(m, n, k),
-                "tail": g.tail(*g.launched(m, n, k)),
+                "splits": g.splits(*launched), "padded": g.pads(m, n, k),
+                "tail": g.tail(*launched),
                 "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),
                 "guarded": self.guard and g.kernel.guarded}
 

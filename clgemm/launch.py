@@ -240,15 +240,15 @@ class GemmPlan:
         loads = self.loads(m, n, k)
         split = self.splits(m, n, k, split_k) > 1
         spread = not split and self.tail(m, n, k) is not None
-        key = ((loads, a_kmajor, b_nmajor, split, c_unaligned) + (("tail",) if spread else ())
-               + ((guard,) if guard else ()))
+        layout = (a_kmajor, b_nmajor, split, c_unaligned)
+        key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
             opts = [_LOADS_OPTION[loads]] if loads != "checked" else []
             opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                         "-DC_UNALIGNED"), key[1:5]) if on]
+                                         "-DC_UNALIGNED"), layout) if on]
             opts += ["-DTAIL"] if spread else []
             opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,

@@ -10,7 +10,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import db, heuristics, kernels, launch, verify
+from clgemm import db, heuristics, kernels, launch, operands, verify
 from clgemm.launch import GemmPlan
 from clgemm.layout import prepare
 
@@ -53,13 +53,6 @@ def two_units(monkeypatch):
     monkeypatch.setattr(launch, "facts", lambda dev: f)
 
 
-def result(queue, prep) -> np.ndarray:
-    out = prep.out
-    host = np.empty(out.rows * out.ld, np.float32)
-    cl.enqueue_copy(queue, host, out.buf)
-    return host.reshape(out.rows, out.ld)[:, :out.cols]
-
-
 # (m, n, k) in tiles of 64 x 64 x 32, each with an odd count of tiles and a remainder (+ d)
 # where the build needs one
 SHAPES = [((2, 1, 6), (5, -14, 5), "checked"), ((2, 1, 7), (22, 0, 0), "clamp"),
@@ -88,7 +81,7 @@ def test_a_spread_last_wave_gives_the_product(queue, rng, two_units, tiles, d, b
     assert prep.tail == spread
     events = prep.launch()
     cl.wait_for_events(events)
-    got = result(queue, prep)
+    got = operands.to_host(queue, prep.out)
     ref = 1.5 * verify.reference(a, b) + (beta * c0.astype(np.float64) if beta else 0.0)
     assert verify.rel_error(got, ref) <= verify.tolerance(k)
     # the same product launched whole, tile by tile: the same sums up to rounding
@@ -96,7 +89,7 @@ def test_a_spread_last_wave_gives_the_product(queue, rng, two_units, tiles, d, b
     whole = prepare(plan, a_dev, cla.to_device(queue, b), cla.to_device(queue, c0), 1.5, beta)
     assert whole.tail is None and len(whole.steps) < len(prep.steps)
     cl.wait_for_events(whole.launch())
-    assert np.allclose(result(queue, whole), got, rtol=1e-4, atol=1e-4 * np.abs(got).max())
+    assert np.allclose(operands.to_host(queue, whole.out), got, rtol=1e-4, atol=1e-4 * np.abs(got).max())
 
 
 @pytest.mark.parametrize("case", ["inf in A", "none"])
