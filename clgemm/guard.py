@@ -129,16 +129,6 @@ class Beside:
         return ev
 
 
-def side_queue(plan) -> cl.CommandQueue:
-    """A second queue on the plan's device, one a launch plan (made on first use), for the
-    scan that runs beside the kernel (Beside); it profiles where the plan's queue does."""
-    side = getattr(plan, "_side_queue", None)
-    if side is None:
-        side = plan._side_queue = cl.CommandQueue(plan.queue.context, plan.queue.device,
-                                                  properties=plan.queue.properties)
-    return side
-
-
 def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
           a_kmajor: bool, b_nmajor: bool, c_read: bool,
           allocator: Callable[[int], object] | None) -> tuple[list, list, Guard]:
@@ -156,7 +146,7 @@ def bound(plan, x: Matrix, y: Matrix, c: Matrix, alpha: float, beta: float,
     steps, scalars = plan.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor,
                                 guard=(code, flag) if code else None)
     more, extra = fallback.bound(x, y, c, alpha, beta, a_kmajor, b_nmajor, guard=(2, flag))
-    first = scan(side_queue(plan) if not code else q, x, y, flag)
+    first = scan(plan.side_queue() if not code else q, x, y, flag)
     slots = [(s.knl, len(s.args) - 1)                                        # epoch: last
              for s in (first, *(steps if code else ()), *more)]
     launches = [first, *steps, *more] if code else [Beside(first, steps, more)]

@@ -164,6 +164,7 @@ class GemmPlan:
         self.reads = ((transposed_by != "transpose" and self.kernel.layouts),
                       transposed_by == "kernel")
         self._programs: dict[tuple, cl.Program] = {}
+        self._side: cl.CommandQueue | None = None    # side_queue(), made on first use
         if workspace is not None and not isinstance(workspace, Workspace):
             raise TypeError(f"workspace must be a clgemm.gemm.Workspace, not "
                             f"{type(workspace).__name__}")
@@ -172,6 +173,14 @@ class GemmPlan:
         self._work = workspace or Workspace(queue.context)
         self.local = self.kernel.geometry.local_size(self.params)
         self.align = self.kernel.geometry.vector(self.params)
+
+    def side_queue(self) -> cl.CommandQueue:
+        """A second queue on this plan's device, for a guarded kernel's scan that runs
+        beside the kernel (guard.Beside); it profiles where the plan's queue does."""
+        if self._side is None:
+            self._side = cl.CommandQueue(self.queue.context, self.queue.device,
+                                         properties=self.queue.properties)
+        return self._side
 
     # the decisions, for this configuration (clgemm.heuristics)
     def loads(self, m: int, n: int, k: int) -> str:
