@@ -23,7 +23,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, cache, db, degenerate, events, operands, record
+from . import build, cache, db, degenerate, events, heuristics, matvec, operands, record
 from . import guard as guards
 from .cache import cache_info, clear_cache, memory_pool  # noqa: F401  (re-exported)
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
@@ -150,6 +150,9 @@ class Plan:
         self.launch = GemmPlan(queue, kernel, params, shape=self.shape,
                                transposed_by=transposed_by, pad=pad, split_k=split_k,
                                workspace=Workspace(queue.context, self._allocate))
+        # one row or column of C and nothing named: a matrix-vector product (clgemm.matvec)
+        self.matvec = (kernel is None and params is None and split_k == "auto"
+                       and heuristics.matvec(self.shape, self.launch.facts))
         m, n, k = self.shape
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
@@ -172,16 +175,21 @@ class Plan:
 
     @property
     def kernel(self) -> str:
-        return self.launch.kernel.key
+        return "matvec" if self.matvec else self.launch.kernel.key
 
     @property
     def params(self) -> dict:
-        return dict(self.launch.params)
+        return dict(matvec.PARAMS if self.matvec else self.launch.params)
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
+        if self.matvec:
+            return {"kernel": "matvec", "params": dict(matvec.PARAMS), "params_source": "defaults",
+                    "tuned_at": None, "tuned_kernel": None,
+                    "splits": matvec.slices(self.shape, g.facts), "padded": False,
+                    "tail": None, "a_kmajor": False, "guarded": False}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
@@ -295,7 +303,11 @@ class Plan:
         out = bufs[3]
         opa = a.T if self.trans_a else a
         opb = b.T if self.trans_b else b
-        prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
+        if self.matvec:
+            prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
+                                  self._allocate)
+        else:
+            prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
         order, result = None, None
         if c is None:
             order, res = ("F" if prep.swap else "C"), prep.out
@@ -468,7 +480,8 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
                     params=params, transposed_by=transposed_by, split_k=split_k,
                     allocator=allocator, guard=guard)
     _stats["misses"] += 1
-    record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
+    if not plan.matvec:                      # nothing of it to tune
+        record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
     db.watch(queue.device)
     try:
         key = (queue, a.shape, b.shape, trans_a, trans_b, kernel,

@@ -55,6 +55,14 @@ DEFAULTS: dict[str, float] = {
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
     "kmajor_min_volume": 2**38,
+    # products whose m or n is at most matvec_max run as matrix-vector products when no
+    # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
+    # row) in slices so that the work-groups reach matvec_groups a compute unit, none
+    # thinner than matvec_min_depth. Measured on the CPU device only: 8.7-20x the GEMM
+    # kernel's path there (results/pocl/matvec-2026-12-04.json)
+    "matvec_max": 1,
+    "matvec_groups": 4,
+    "matvec_min_depth": 256,
 }
 
 
@@ -130,6 +138,18 @@ def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tupl
     mp, np_, kp = kern.whole_tiles(params, *shape)
     tm, tn, tk = tile_of(kern, params)
     return (mp // tm) * (np_ // tn), kp // tk
+
+
+def matvec(shape: Shape, f: Facts) -> bool:
+    """Whether a product runs as a matrix-vector product (one row or column of C)."""
+    return min(shape[0], shape[1]) <= f["matvec_max"]
+
+
+def matvec_slices(across: int, depth: int, f: Facts) -> int:
+    """Slices of a matrix-vector product's depth for `across` work-groups a slice: enough
+    to reach matvec_groups a compute unit, each at least matvec_min_depth deep, at most 64."""
+    want = -(-int(f["matvec_groups"] * f.compute_units) // across)
+    return max(1, min(want, depth // int(f["matvec_min_depth"]), 64))
 
 
 def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:

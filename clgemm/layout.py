@@ -58,7 +58,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     leaves it out, to time the kernel alone."""
     queue = plan.queue
     align = operands.base_align(queue.device)
-    opa, opb, c = (_port(v, port, align) for port, v in enumerate((opa, opb, c)))
+    opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
     (m, k), (k2, n) = opa.shape, opb.shape
     if k != k2:
         raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")
@@ -144,7 +144,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                     scalars, c_needed, lay.offsets, scanned, spread)
 
 
-def _port(x, port: int, align: int):
+def as_view(x, port: int, align: int):
     """A device operand as a View numbered `port` (View.port); a host one as it is."""
     if isinstance(x, cla.Array):
         x = operands.device_view(x, "abc"[port], align)

@@ -129,6 +129,19 @@ def test_small_tiles_are_clean():
     assert out.count(" ok") == len(cases), out
 
 
+def test_matvec_is_clean():
+    """The matrix-vector kernels gemm() runs for one row or column of C without a kernel
+    named (kernels/matvec.cl): both forms, float4 and float rows, strided vectors, and
+    depths cut into slices (1 x 70 x 600 and 3 x 1 x 2048 in two on the simulator)."""
+    cases = [("gemm", None, None, s, {"trans": t}) for s in
+             ((1, 70, 600), (37, 1, 29), (1, 64, 33), (40, 1, 1100), (3, 1, 2048), (1, 1, 9))
+             for t in ((False, False), (True, True))]
+    rc, out, err = simulate(cases)
+    assert rc == 0, err[-3000:]
+    assert reports(err) == [], err[-3000:]
+    assert out.count(" ok") == len(cases), out
+
+
 @pytest.mark.parametrize("key", list(kernels.TRANSPOSE))
 def test_transpose_kernel_is_clean(key):
     cases = [("transpose", key, p, s) for p in (None, *SMALL_TRANSPOSE[key])

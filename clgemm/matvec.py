@@ -1,0 +1,103 @@
+"""Products with one row or one column of C (m = 1 or n = 1) as matrix-vector products
+(kernels/matvec.cl): the matrix is read once, where it lies, in either order, and no
+operand is copied. gemm() and Plan take this path where heuristics.matvec says so and no
+kernel, parameters or split count is named; `prepare` lays such a product out as the
+launches a Plan binds, as clgemm.layout.prepare does for the GEMM kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyopencl as cl
+
+from . import build, heuristics, operands
+from .heuristics import Facts
+from .layout import Prepared, as_view
+from .operands import Matrix, View
+
+# Work-group shapes (kernels/matvec.cl): sweep CV vectors x LANES lanes, dot LW work-items
+# a row x RW rows; UNROLL loads in flight a work-item. Chosen on the CPU device (pocl),
+# not yet measured on a GPU.
+PARAMS = {"CV": 64, "LANES": 4, "LW": 32, "RW": 8, "UNROLL": 8}
+
+
+def form(m: int, matrix: View) -> str:
+    """"sweep" when the vector runs down the matrix's rows in memory, "dot" when along them:
+    for m = 1 the matrix is op(B) (K x N), for n = 1 op(A) (M x K)."""
+    return ("sweep" if m == 1 else "dot") if not matrix.transposed else \
+        ("dot" if m == 1 else "sweep")
+
+
+def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts) -> tuple[tuple, tuple, int]:
+    """(global size, local size, slices) of one launch over R rows of L floats."""
+    p = PARAMS
+    if kind == "sweep":
+        groups = -(-(-(-L // vw)) // p["CV"])
+        s = heuristics.matvec_slices(groups, R, f)
+        return (groups * p["CV"], p["LANES"], s), (p["CV"], p["LANES"], 1), s
+    groups = -(-R // p["RW"])
+    s = heuristics.matvec_slices(groups, L // vw, f)
+    return (p["LW"], groups * p["RW"], s), (p["LW"], p["RW"], 1), s
+
+
+def slices(shape: tuple[int, int, int], f: Facts) -> int:
+    """The slices a product of row-major operands takes (Plan.describe)."""
+    m, n, k = shape
+    kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
+    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f)[2]
+
+
+def _stride(x: Matrix) -> int:
+    """Floats between consecutive elements of a one-row or one-column matrix."""
+    return 1 if x.rows == 1 else x.ld
+
+
+def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: Facts,
+            allocator: Callable[[int], object] | None = None) -> Prepared:
+    """op(A) @ op(B) (m or n is 1) into c, or into a new m x n matrix (Prepared.out) where
+    c is None, as bound launches: the matrix-vector kernel, and matvec_reduce where its
+    depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones)."""
+    align = operands.base_align(queue.device)
+    opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
+    (m, k), n = opa.shape, opb.shape[1]
+    vec, mat = (opa, opb) if m == 1 else (opb, opa)
+    kind = form(m, mat)
+    X, v = mat.mem, vec.mem
+    R, L = X.rows, X.cols
+    vw = 4 if X.ld % 4 == 0 and X.offset % 4 == 0 else 1
+    incv = _stride(v)
+    contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
+    outputs = L if kind == "sweep" else R
+    gsize, lsize, s = launch_shape(kind, R, L, vw, f)
+    operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
+    if c is None:
+        y = out = operands.empty(queue, m, n, n, allocator)
+    else:
+        y, out = c.mem, None
+    c_read = c is not None and beta != 0.0
+    work = operands.empty(queue, s, outputs, outputs, allocator).buf if s > 1 else y.buf
+    prg = build.helper(queue.context, "matvec.cl",
+                       {**PARAMS, "VW": vw, **({"VCONTIG": 1} if contig else {})})
+    i32 = np.int32
+    main = build.bind(queue, prg, "matvec_" + kind, gsize, lsize,
+                      (i32(R), i32(L), np.float32(alpha if s == 1 else 1.0), X.buf,
+                       i32(X.offset), i32(X.ld), v.buf, i32(v.offset), i32(incv),
+                       np.float32(beta if s == 1 and c_read else 0.0), y.buf, i32(y.offset),
+                       i32(_stride(y)), work))
+    steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")] if s == 1 else []
+    offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1)]
+    if s == 1:
+        offsets.append((main, 11, 2, 1))
+    else:
+        total = build.bind(queue, prg, "matvec_reduce", (-(-outputs // 64) * 64,), (64,),
+                           (i32(outputs), i32(s), np.float32(alpha), work,
+                            np.float32(beta if c_read else 0.0), y.buf, i32(y.offset),
+                            i32(_stride(y))))
+        steps.append(total)
+        scalars = [(total, 2, "alpha"), (total, 4, "beta")]
+        offsets.append((total, 6, 2, 1))
+    # an offset is set per call only where the layout found one (its key has the class)
+    offsets = [o for o, x in zip(offsets, (X, v, y)) if x.offset]
+    return Prepared(steps, out if out is not None else y, False, s, scalars=scalars,
+                    c_read=c_read, offsets=offsets)

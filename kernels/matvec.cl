@@ -1,0 +1,185 @@
+// matvec.cl: products with one row or one column of output (m = 1 or n = 1) as
+// matrix-vector products, which stream their matrix from memory once.
+//
+// Such a product moves 4*R*L bytes of its matrix for 2*R*L flops, so memory bounds it
+// (the H200: 64 MB at 1 x 4096 x 4096 take ~14 us at 4.8 TB/s); a GEMM kernel's tiles would
+// compute 4 to 16 rows for the one there is, through local memory. gemm() takes this path
+// where m or n is 1 and no kernel is named (clgemm/matvec.py, heuristics.matvec).
+//
+// Both kernels read a row-major matrix X of R rows of L floats (rows ldx floats apart,
+// starting offx floats into its buffer) and a vector v (element i at offv + i*incv), and
+// write y (element i at offy + i*incy):
+//   sweep: y[l] = alpha * sum_r v[r] * X[r][l] + beta * y[l]   (v runs down the rows)
+//   dot:   y[r] = alpha * sum_l X[r][l] * v[l] + beta * y[r]   (v runs along each row)
+// gemm()'s cases: m = 1 is y = a.B, sweep over B (K x N) or dot over B stored N x K; n = 1
+// is y = A.b, dot over A (M x K) or sweep over A stored K x M. No operand is copied.
+// With S slices (dimension 2 of the grid), slice s's sums go to row s of a workspace W (n
+// floats a row, n the outputs), and matvec_reduce adds the rows in slice order; S = 1
+// writes y directly. beta == 0 never reads y. The order of every sum is fixed.
+//
+// Parameters: CV, LANES (sweep), LW, RW (dot), UNROLL; VW (the host's: 4 where ldx and
+// offx are multiples of 4, else 1), VCONTIG (the host's: v contiguous and 16-byte aligned).
+// Constraints: LW a power of two; CV*LANES and LW*RW at most the work-group limit.
+// CPU device (pocl 3.0, 2 cores): 8.7-20x gemm()'s kernel-5 path at 1 x 2048 x 2048 and
+// 2048 x 1 x 2048 (results/pocl/matvec-2026-12-04.json); not yet timed on the H200.
+
+#ifndef CV          // sweep: vectors of a row a work-group covers (local size 0)
+#define CV 64
+#endif
+#ifndef LANES       // sweep: work-items that share a group's rows (local size 1)
+#define LANES 4
+#endif
+#ifndef LW          // dot: work-items a row (local size 0)
+#define LW 32
+#endif
+#ifndef RW          // dot: rows a work-group (local size 1)
+#define RW 8
+#endif
+#ifndef UNROLL      // loads each work-item issues before it uses the first of them
+#define UNROLL 8
+#endif
+#ifndef VW
+#define VW 4
+#endif
+
+#if VW == 4
+typedef float4 floatV;
+#define VSUM(t) ((t).x + (t).y + (t).z + (t).w)
+#define UNPACKV(t, e) { e[0] = (t).x; e[1] = (t).y; e[2] = (t).z; e[3] = (t).w; }
+#define PACKV(e) ((float4)(e[0], e[1], e[2], e[3]))
+#elif VW == 1
+typedef float floatV;
+#define VSUM(t) (t)
+#define UNPACKV(t, e) { e[0] = (t); }
+#define PACKV(e) (e[0])
+#else
+#error "VW must be 4 or 1"
+#endif
+
+inline void store_y(__global float* y, const size_t i, const float alpha, const float s,
+                    const float beta) {
+    y[i] = (beta != 0.0f) ? alpha * s + beta * y[i] : alpha * s;
+}
+
+// This group's part [p0, p1) of n things cut into S slices of ceil(n / S), the last shorter
+// (or empty).
+#define SLICE(n, p0, p1)                                                    \
+    const int S = get_num_groups(2), s = get_group_id(2);                  \
+    const int per_ = ((n) + S - 1) / S;                                     \
+    const int p0 = min((n), s * per_), p1 = min((n), p0 + per_);
+
+// sweep: work-item (c, lane) owns vector c of every row (VW columns) and sums rows
+// r0 + lane, r0 + lane + LANES, ... of its slice, UNROLL rows' loads at a time; the
+// group's LANES sums meet in local memory and are added in lane order.
+__kernel __attribute__((reqd_work_group_size(CV, LANES, 1)))
+void matvec_sweep(const int R, const int L, const float alpha,
+                  const __global float* restrict X, const int offx, const int ldx,
+                  const __global float* restrict v, const int offv, const int incv,
+                  const float beta, __global float* y, const int offy, const int incy,
+                  __global float* restrict W) {
+    const int c = get_global_id(0), lx = get_local_id(0), lane = get_local_id(1);
+    const int Lv = (L + VW - 1) / VW, ldv = ldx / VW;   // vectors a row; rows apart
+    SLICE(R, r0, r1)
+    v += offv;
+    floatV acc = (floatV)(0.0f);
+    if ((c + 1) * VW <= L) {                     // a whole vector of each row
+        const __global floatV* col = (const __global floatV*)(X + offx) + c;
+        int r = r0 + lane;
+        for (; r + (UNROLL - 1) * LANES < r1; r += UNROLL * LANES) {
+            floatV m[UNROLL];
+            float a[UNROLL];
+            #pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                m[u] = col[(size_t)(r + u * LANES) * ldv];
+                a[u] = v[(size_t)(r + u * LANES) * incv];
+            }
+            #pragma unroll
+            for (int u = 0; u < UNROLL; u++) acc += a[u] * m[u];
+        }
+        for (; r < r1; r += LANES) acc += v[(size_t)r * incv] * col[(size_t)r * ldv];
+    } else if (c < Lv) {                         // the row's last L % VW floats, by floats
+        float e[VW] = {0.0f};
+        const __global float* x0 = X + offx + c * VW;
+        for (int r = r0 + lane; r < r1; r += LANES)
+            for (int w = 0; w < L - c * VW; w++) e[w] += v[(size_t)r * incv] * x0[(size_t)r * ldx + w];
+        acc = PACKV(e);
+    }
+    __local floatV part[LANES][CV];
+    part[lane][lx] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane != 0 || c >= Lv) return;
+    floatV sum = part[0][lx];
+    for (int i = 1; i < LANES; i++) sum += part[i][lx];
+    float e[VW];
+    UNPACKV(sum, e);
+    for (int w = 0; w < VW && c * VW + w < L; w++) {
+        const int l = c * VW + w;
+        if (S > 1) W[(size_t)s * L + l] = e[w];
+        else store_y(y, offy + (size_t)l * incy, alpha, e[w], beta);
+    }
+}
+
+// dot: LW work-items share row `row` and sum vectors lane, lane + LW, ... of their slice
+// of the row's whole vectors, UNROLL at a time; the last slice's lane 0 adds the row's
+// last L % VW floats; the LW sums are added by a tree in local memory.
+__kernel __attribute__((reqd_work_group_size(LW, RW, 1)))
+void matvec_dot(const int R, const int L, const float alpha,
+                const __global float* restrict X, const int offx, const int ldx,
+                const __global float* restrict v, const int offv, const int incv,
+                const float beta, __global float* y, const int offy, const int incy,
+                __global float* restrict W) {
+    const int lane = get_local_id(0), ly = get_local_id(1);
+    const int row = get_group_id(1) * RW + ly;
+    const int Lw = L / VW;                       // whole vectors of a row
+    SLICE(Lw, q0, q1)
+    v += offv;
+#ifdef VCONTIG
+    #define VEC(q) ((const __global floatV*)v)[(q)]
+#elif VW == 4
+    #define VEC(q) ((float4)(v[(size_t)(4 * (q)) * incv], v[(size_t)(4 * (q) + 1) * incv], \
+                             v[(size_t)(4 * (q) + 2) * incv], v[(size_t)(4 * (q) + 3) * incv]))
+#else
+    #define VEC(q) v[(size_t)(q) * incv]
+#endif
+    floatV acc = (floatV)(0.0f);
+    float tail = 0.0f;
+    if (row < R) {
+        const __global floatV* xr = (const __global floatV*)(X + offx + (size_t)row * ldx);
+        int q = q0 + lane;
+        for (; q + (UNROLL - 1) * LW < q1; q += UNROLL * LW) {
+            floatV m[UNROLL], a[UNROLL];
+            #pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                m[u] = xr[q + u * LW];
+                a[u] = VEC(q + u * LW);
+            }
+            #pragma unroll
+            for (int u = 0; u < UNROLL; u++) acc += a[u] * m[u];
+        }
+        for (; q < q1; q += LW) acc += VEC(q) * xr[q];
+        if (lane == 0 && s == S - 1)
+            for (int l = Lw * VW; l < L; l++)
+                tail += ((const __global float*)xr)[l] * v[(size_t)l * incv];
+    }
+    __local float part[RW][LW];
+    part[ly][lane] = VSUM(acc) + tail;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = LW / 2; h > 0; h /= 2) {        // pairs h apart, halving
+        if (lane < h) part[ly][lane] += part[ly][lane + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane != 0 || row >= R) return;
+    if (S > 1) W[(size_t)s * R + row] = part[ly][0];
+    else store_y(y, offy + (size_t)row * incy, alpha, part[ly][0], beta);
+}
+
+// The S slices' sums of each of n outputs, added in slice order, into y with alpha, beta.
+__kernel void matvec_reduce(const int n, const int S, const float alpha,
+                            const __global float* restrict W, const float beta,
+                            __global float* y, const int offy, const int incy) {
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    float sum = 0.0f;
+    for (int s = 0; s < S; s++) sum += W[(size_t)s * n + i];
+    store_y(y, offy + (size_t)i * incy, alpha, sum, beta);
+}

@@ -1,0 +1,150 @@
+"""Products with one row or one column of C run as matrix-vector products (clgemm.matvec,
+kernels/matvec.cl) when no kernel is named: every order and transpose of the matrix and
+the vector, blocks of larger matrices at any offset and leading dimension, alpha/beta, c
+given or not, sliced depths, against float64 on fresh random data, with every float around
+a block holding NaN (a read of one spreads it, a write of one is caught)."""
+
+import itertools
+
+import numpy as np
+import pyopencl.array as cla
+import pytest
+
+import clgemm
+from clgemm import heuristics, matvec, verify
+
+from .test_gemm_api import P5, rand
+from .test_submatrix import Block, aligned
+
+pytestmark = pytest.mark.usefixtures("home")   # conftest: no tuned entries
+
+ALPHA_BETA = [(1.0, 0.0), (-0.5, 0.0), (0.75, -1.25), (0.0, 1.0)]
+# m = 1 and n = 1 at ones, primes, widths that are and are not multiples of 4
+
+
+def close(got, a, b, k, alpha=1.0, beta=0.0, c0=None) -> bool:
+    """Each element within verify.tolerance(k) of the sum of its terms' magnitudes of the
+    float64 result: a one-element C of a cancelling sum has no norm to be relative to."""
+    got = np.asarray(got, np.float64)
+    mag = abs(alpha) * (np.abs(a.astype(np.float64)) @ np.abs(b))
+    if beta:
+        mag = mag + abs(beta) * np.abs(c0)
+    ref = verify.reference(a, b, alpha, beta, c0)
+    return bool(np.all(np.isfinite(got))
+                and np.all(np.abs(got - ref) <= verify.tolerance(k) * mag + 1e-30))
+
+
+SHAPES = [(1, 1, 1), (1, 7, 3), (1, 64, 97), (1, 129, 256), (1, 1, 300),
+          (5, 1, 1), (31, 1, 64), (257, 1, 130), (64, 1, 7), (1, 130, 1)]
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("layouts", ["RRR", "CCC", "RCR", "CRC"])
+def test_matvec_blocks(queue, ta, tb, layouts):
+    """Each shape and alpha/beta, leading dimensions and offsets cycling out of phase."""
+    rng = np.random.default_rng()
+    lds_offsets = list(itertools.product((0, 1, 4), (0, 1, 5, aligned(queue))))
+    for i, ((m, n, k), (alpha, beta)) in enumerate(itertools.product(SHAPES, ALPHA_BETA)):
+        a = rand(rng, *((k, m) if ta else (m, k)))
+        b = rand(rng, *((n, k) if tb else (k, n)))
+        c0 = rand(rng, m, n)
+        (ea, oa), (eb, ob), (ec, oc) = (lds_offsets[(i * step) % len(lds_offsets)]
+                                        for step in (1, 3, 7))
+        ba, bb = Block(queue, a, layouts[0], ea, oa), Block(queue, b, layouts[1], eb, ob)
+        bc = Block(queue, c0 if beta else np.full_like(c0, np.nan), layouts[2], ec, oc)
+        plan = clgemm.Plan(queue, m, n, k, trans_a=ta, trans_b=tb)
+        assert plan.kernel == "matvec"
+        out = plan(ba.view, bb.view, bc.view, alpha=alpha, beta=beta)
+        assert out is bc.view
+        got, rest = bc.now()
+        where = f"{m}x{n}x{k} alpha={alpha} beta={beta} ld+{(ea, eb, ec)} offsets {(oa, ob, oc)}"
+        assert close(got, a.T if ta else a, b.T if tb else b, k, alpha, beta, c0), where
+        assert np.isnan(rest).all(), f"wrote outside C: {where}"
+        for blk, want in ((ba, a), (bb, b)):
+            now, around = blk.now()
+            assert np.array_equal(now, want) and np.isnan(around).all(), f"changed: {where}"
+
+
+@pytest.mark.parametrize("layout", "RC")
+def test_matvec_ragged_rows(queue, layout):
+    """Rows read as float4s whose width is not a multiple of 4 (an aligned leading dimension
+    and start): the last L % 4 floats of each row come by floats, in both forms."""
+    rng = np.random.default_rng()
+    for width in (5, 7, 130, 259):
+        for offset in (0, aligned(queue)):
+            for m, n, k in [(1, width, 37), (1, 33, width), (width, 1, 37), (33, 1, width)]:
+                a, b = rand(rng, m, k), rand(rng, k, n)
+                mat, vec = (b, a) if m == 1 else (a, b)
+                cols = (mat if layout == "R" else mat.T).shape[1]    # as it lies in memory
+                bm = Block(queue, mat, layout, -cols % 4 + 4, offset)
+                assert bm.ld % 4 == 0
+                bv = cla.to_device(queue, vec)
+                ops = (bv, bm.view) if m == 1 else (bm.view, bv)
+                got = clgemm.gemm(queue, *ops).get()
+                assert close(got, a, b, k), f"{m}x{n}x{k} {layout} offset {offset}"
+
+
+@pytest.mark.parametrize("order_a,order_b", [("C", "C"), ("F", "F"), ("C", "F"), ("F", "C")])
+def test_matvec_new_results(queue, order_a, order_b):
+    """gemm() without c, numpy and Array operands of either order: a new result, the same
+    from a repeated (cached) call bit for bit, the second call a reuse of the first's plan."""
+    rng = np.random.default_rng()
+    for m, n, k in [(1, 37, 41), (43, 1, 39), (1, 256, 1024), (200, 1, 513)]:
+        a, b = rand(rng, m, k, order=order_a), rand(rng, k, n, order=order_b)
+        host = clgemm.gemm(queue, a, b)
+        assert isinstance(host, np.ndarray) and close(host, a, b, k)
+        da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+        first = clgemm.gemm(queue, da, db).get()
+        hits = clgemm.cache_info()["hits"]
+        second = clgemm.gemm(queue, da, db).get()
+        assert clgemm.cache_info()["hits"] == hits + 1
+        assert np.array_equal(first, second) and close(first, a, b, k)
+
+
+def test_matvec_sliced_depth(queue, thresholds):
+    """Depths cut into slices (matvec_reduce adds them in order), in both forms and with an
+    odd last slice, equal to the unsliced result within rounding."""
+    rng = np.random.default_rng()
+    for m, n, k, ta in [(1, 9, 1000, False), (1, 9, 1003, True), (11, 1, 2050, False),
+                        (7, 1, 999, True)]:
+        a = rand(rng, *((k, m) if ta else (m, k)))
+        b, c0 = rand(rng, k, n), rand(rng, m, n)
+        thresholds(matvec_groups=64, matvec_min_depth=8)
+        sliced = clgemm.Plan(queue, m, n, k, trans_a=ta)
+        assert sliced.describe()["splits"] > 1
+        got = clgemm.gemm(queue, a, b, c0.copy(), alpha=0.5, beta=2.0, trans_a=ta)
+        assert close(got, a.T if ta else a, b, k, 0.5, 2.0, c0)
+
+
+def test_matvec_only_without_a_named_kernel(queue, thresholds):
+    """A named kernel, parameters or split count runs that kernel at m = 1 as asked; the
+    threshold at 0 turns the path off."""
+    assert clgemm.Plan(queue, 1, 64, 64).kernel == "matvec"
+    assert clgemm.Plan(queue, 64, 1, 64).describe()["kernel"] == "matvec"
+    assert clgemm.Plan(queue, 2, 64, 64).kernel != "matvec"
+    assert clgemm.Plan(queue, 1, 64, 64, kernel="5").kernel == "5"
+    assert clgemm.Plan(queue, 1, 64, 64, params=P5).kernel != "matvec"
+    assert clgemm.Plan(queue, 1, 64, 64, split_k=2).kernel != "matvec"
+    thresholds(matvec_max=0)
+    assert clgemm.Plan(queue, 1, 64, 64).kernel != "matvec"
+
+
+def test_matvec_slices_rule():
+    """Enough slices to reach matvec_groups a compute unit, none thinner than the minimum
+    depth, at most 64, at least 1."""
+    f = heuristics.Facts(compute_units=132)
+    assert heuristics.matvec_slices(16, 4096, f) == 16          # 4096 / 256 deep
+    assert heuristics.matvec_slices(16, 1 << 20, f) == 33       # 528 groups / 16
+    assert heuristics.matvec_slices(1, 1 << 30, f) == 64
+    assert heuristics.matvec_slices(1000, 4096, f) == 1
+    assert heuristics.matvec_slices(16, 100, f) == 1
+    assert heuristics.matvec((1, 5, 5), f) and heuristics.matvec((5, 1, 5), f)
+    assert not heuristics.matvec((2, 2, 5), f)
+
+
+def test_matvec_forms():
+    """Which way the vector runs through the matrix's memory, for each case of gemm()."""
+    from clgemm.operands import Matrix, View
+    row, col = View(Matrix(None, 4, 4, 4), False), View(Matrix(None, 4, 4, 4), True)
+    assert matvec.form(1, row) == "sweep" and matvec.form(1, col) == "dot"
+    assert matvec.form(5, row) == "dot" and matvec.form(5, col) == "sweep"
