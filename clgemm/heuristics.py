@@ -61,7 +61,7 @@ DEFAULTS: dict[str, float] = {
     # thinner than matvec_min_depth. Measured on the CPU device only: 8.7-20x the GEMM
     # kernel's path there (results/pocl/matvec-2026-12-04.json)
     "matvec_max": 1,
-    "matvec_groups": 4,
+    "matvec_groups": 64,
     "matvec_min_depth": 256,
 }
 

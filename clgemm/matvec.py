@@ -19,7 +19,7 @@ from .operands import Matrix, View
 # Work-group shapes (kernels/matvec.cl): sweep CV vectors x LANES lanes, dot LW work-items
 # a row x RW rows; UNROLL loads in flight a work-item. Chosen on the CPU device (pocl),
 # not yet measured on a GPU.
-PARAMS = {"CV": 64, "LANES": 4, "LW": 32, "RW": 8, "UNROLL": 8}
+PARAMS = {"CV": 64, "LANES": 8, "LW": 32, "RW": 8, "UNROLL": 8}
 
 
 def form(m: int, matrix: View) -> str:

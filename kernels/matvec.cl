@@ -27,7 +27,7 @@
 #define CV 64
 #endif
 #ifndef LANES       // sweep: work-items that share a group's rows (local size 1)
-#define LANES 4
+#define LANES 8
 #endif
 #ifndef LW          // dot: work-items a row (local size 0)
 #define LW 32

@@ -132,7 +132,8 @@ def test_matvec_only_without_a_named_kernel(queue, thresholds):
 def test_matvec_slices_rule():
     """Enough slices to reach matvec_groups a compute unit, none thinner than the minimum
     depth, at most 64, at least 1."""
-    f = heuristics.Facts(compute_units=132)
+    f = heuristics.Facts(132, thresholds={**heuristics.DEFAULTS, "matvec_groups": 4,
+                                          "matvec_min_depth": 256})
     assert heuristics.matvec_slices(16, 4096, f) == 16          # 4096 / 256 deep
     assert heuristics.matvec_slices(16, 1 << 20, f) == 33       # 528 groups / 16
     assert heuristics.matvec_slices(1, 1 << 30, f) == 64
