@@ -58,8 +58,8 @@ DEFAULTS: dict[str, float] = {
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
-    # thinner than matvec_min_depth. Measured on the CPU device only: 8.7-20x the GEMM
-    # kernel's path there (results/pocl/matvec-2026-12-04.json)
+    # thinner than matvec_min_depth. Measured on the CPU device only: 7.0-13x the GEMM
+    # kernel's path there (results/pocl/README.md)
     "matvec_max": 1,
     "matvec_groups": 64,
     "matvec_min_depth": 256,
