@@ -188,7 +188,9 @@ class Plan:
         if self.matvec:
             return {"kernel": "matvec", "params": dict(matvec.PARAMS), "params_source": "defaults",
                     "tuned_at": None, "tuned_kernel": None,
-                    "splits": matvec.slices(self.shape, g.facts), "padded": False,
+                    "splits": matvec.slices(self.shape, g.facts,
+                                            self.queue.device.max_work_group_size),
+                    "padded": False,
                     "tail": None, "a_kmajor": False, "guarded": False}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,

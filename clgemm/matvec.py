@@ -7,6 +7,7 @@ launches a Plan binds, as clgemm.layout.prepare does for the GEMM kernels."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -29,23 +30,41 @@ def form(m: int, matrix: View) -> str:
         ("dot" if m == 1 else "sweep")
 
 
-def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts) -> tuple[tuple, tuple, int]:
-    """(global size, local size, slices) of one launch over R rows of L floats."""
-    p = PARAMS
+@dataclass(frozen=True)
+class Launch:
+    """One matrix-vector launch over R rows of L floats: its build's parameters, grid and
+    work-group, and slices of the depth."""
+    params: dict
+    global_size: tuple[int, int, int]
+    local_size: tuple[int, int, int]
+    slices: int
+
+
+def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int) -> Launch:
+    """PARAMS fitted to the rows: rows narrower than a group's span (CV vectors, or LW
+    work-items) take fewer lanes across them and more down them (or more rows a group), so
+    that no lane idles for want of a column (1000000 x 1 x 8 ran 2x slower than kernel 5 on
+    pocl with 32 work-items a row of 2 vectors); work-groups of at most `limit` work-items."""
+    p = dict(PARAMS)
+    across, down = ("CV", "LANES") if kind == "sweep" else ("LW", "RW")
+    width = -(-L // vw) if kind == "sweep" else L // vw          # vectors across a row
+    fit = min(p[across], 1 << max(0, width - 1).bit_length())   # a power of two >= width
+    p[down] = max(1, min(p[down] * p[across] // fit, limit // fit))
+    p[across] = fit
     if kind == "sweep":
-        groups = -(-(-(-L // vw)) // p["CV"])
+        groups = -(-width // fit)
         s = heuristics.matvec_slices(groups, R, f)
-        return (groups * p["CV"], p["LANES"], s), (p["CV"], p["LANES"], 1), s
+        return Launch(p, (groups * fit, p["LANES"], s), (fit, p["LANES"], 1), s)
     groups = -(-R // p["RW"])
-    s = heuristics.matvec_slices(groups, L // vw, f)
-    return (p["LW"], groups * p["RW"], s), (p["LW"], p["RW"], 1), s
+    s = heuristics.matvec_slices(groups, width, f)
+    return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s)
 
 
-def slices(shape: tuple[int, int, int], f: Facts) -> int:
+def slices(shape: tuple[int, int, int], f: Facts, limit: int) -> int:
     """The slices a product of row-major operands takes (Plan.describe)."""
     m, n, k = shape
     kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
-    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f)[2]
+    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, limit).slices
 
 
 def _stride(x: Matrix) -> int:
@@ -69,7 +88,8 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     incv = _stride(v)
     contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
     outputs = L if kind == "sweep" else R
-    gsize, lsize, s = launch_shape(kind, R, L, vw, f)
+    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size)
+    s = shape.slices
     operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
     if c is None:
         y = out = operands.empty(queue, m, n, n, allocator)
@@ -78,9 +98,9 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     c_read = c is not None and beta != 0.0
     work = operands.empty(queue, s, outputs, outputs, allocator).buf if s > 1 else y.buf
     prg = build.helper(queue.context, "matvec.cl",
-                       {**PARAMS, "VW": vw, **({"VCONTIG": 1} if contig else {})})
+                       {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {})})
     i32 = np.int32
-    main = build.bind(queue, prg, "matvec_" + kind, gsize, lsize,
+    main = build.bind(queue, prg, "matvec_" + kind, shape.global_size, shape.local_size,
                       (i32(R), i32(L), np.float32(alpha if s == 1 else 1.0), X.buf,
                        i32(X.offset), i32(X.ld), v.buf, i32(v.offset), i32(incv),
                        np.float32(beta if s == 1 and c_read else 0.0), y.buf, i32(y.offset),
