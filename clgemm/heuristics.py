@@ -58,7 +58,7 @@ DEFAULTS: dict[str, float] = {
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
-    # thinner than matvec_min_depth. Measured on the CPU device only: 7.0-13x the GEMM
+    # thinner than matvec_min_depth. Measured on the CPU device only: 6.1-175x the GEMM
     # kernel's path there (results/pocl/README.md)
     "matvec_max": 1,
     "matvec_groups": 64,

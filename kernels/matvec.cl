@@ -20,8 +20,9 @@
 // Parameters: CV, LANES (sweep), LW, RW (dot), UNROLL; VW (the host's: 4 where ldx and
 // offx are multiples of 4, else 1), VCONTIG (the host's: v contiguous and 16-byte aligned).
 // Constraints: LW a power of two; CV*LANES and LW*RW at most the work-group limit.
-// CPU device (pocl 3.0, 2 cores): whole calls 7.0-13x gemm()'s kernel-5 path at 1 x 2048 x
-// 2048 to 4096 x 1 x 4096 (results/pocl/README.md); not yet timed on the H200.
+// CPU device (pocl 3.0, 2 cores): whole calls 6.1-11x gemm()'s kernel-5 path from 1 x 2048
+// x 2048 to 4096 x 1 x 4096, 9-175x at a million rows or a million deep
+// (results/pocl/README.md); not yet timed on the H200.
 
 #ifndef CV          // sweep: vectors of a row a work-group covers (local size 0)
 #define CV 64
