@@ -79,7 +79,7 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones)."""
     align = operands.base_align(queue.device)
     opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
-    (m, k), n = opa.shape, opb.shape[1]
+    m, n = opa.shape[0], opb.shape[1]
     vec, mat = (opa, opb) if m == 1 else (opb, opa)
     kind = form(m, mat)
     X, v = mat.mem, vec.mem

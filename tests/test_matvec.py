@@ -4,7 +4,6 @@ the vector, blocks of larger matrices at any offset and leading dimension, alpha
 given or not, sliced depths, against float64 on fresh random data, with every float around
 a block holding NaN (a read of one spreads it, a write of one is caught)."""
 
-import itertools
 
 import numpy as np
 import pyopencl.array as cla
@@ -14,11 +13,10 @@ import clgemm
 from clgemm import heuristics, matvec, verify
 
 from .test_gemm_api import P5, rand
-from .test_submatrix import Block, aligned
+from .test_submatrix import Block, aligned, block_cases
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: no tuned entries
 
-ALPHA_BETA = [(1.0, 0.0), (-0.5, 0.0), (0.75, -1.25), (0.0, 1.0)]
 # m = 1 and n = 1 at ones, primes, widths that are and are not multiples of 4
 
 
@@ -42,27 +40,15 @@ SHAPES = [(1, 1, 1), (1, 7, 3), (1, 64, 97), (1, 129, 256), (1, 1, 300),
 @pytest.mark.parametrize("layouts", ["RRR", "CCC", "RCR", "CRC"])
 def test_matvec_blocks(queue, ta, tb, layouts):
     """Each shape and alpha/beta, leading dimensions and offsets cycling out of phase."""
-    rng = np.random.default_rng()
-    lds_offsets = list(itertools.product((0, 1, 4), (0, 1, 5, aligned(queue))))
-    for i, ((m, n, k), (alpha, beta)) in enumerate(itertools.product(SHAPES, ALPHA_BETA)):
-        a = rand(rng, *((k, m) if ta else (m, k)))
-        b = rand(rng, *((n, k) if tb else (k, n)))
-        c0 = rand(rng, m, n)
-        (ea, oa), (eb, ob), (ec, oc) = (lds_offsets[(i * step) % len(lds_offsets)]
-                                        for step in (1, 3, 7))
-        ba, bb = Block(queue, a, layouts[0], ea, oa), Block(queue, b, layouts[1], eb, ob)
-        bc = Block(queue, c0 if beta else np.full_like(c0, np.nan), layouts[2], ec, oc)
+    for case in block_cases(queue, SHAPES, (0, 1, 4), ta, tb, layouts):
+        m, n, k = *case.c0.shape, case.k
+        (alpha, beta), (ba, bb, bc) = case.ab, case.blocks
         plan = clgemm.Plan(queue, m, n, k, trans_a=ta, trans_b=tb)
         assert plan.kernel == "matvec"
-        out = plan(ba.view, bb.view, bc.view, alpha=alpha, beta=beta)
-        assert out is bc.view
-        got, rest = bc.now()
-        where = f"{m}x{n}x{k} alpha={alpha} beta={beta} ld+{(ea, eb, ec)} offsets {(oa, ob, oc)}"
-        assert close(got, a.T if ta else a, b.T if tb else b, k, alpha, beta, c0), where
-        assert np.isnan(rest).all(), f"wrote outside C: {where}"
-        for blk, want in ((ba, a), (bb, b)):
-            now, around = blk.now()
-            assert np.array_equal(now, want) and np.isnan(around).all(), f"changed: {where}"
+        assert plan(ba.view, bb.view, bc.view, alpha=alpha, beta=beta) is bc.view
+        got = case.check_untouched()
+        a, b = case.a.T if ta else case.a, case.b.T if tb else case.b
+        assert close(got, a, b, k, alpha, beta, case.c0), case.where
 
 
 @pytest.mark.parametrize("layout", "RC")

@@ -11,6 +11,7 @@ holds NaN: a kernel that read one would spread it, one that wrote one is caught.
 import gc
 import itertools
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -67,6 +68,46 @@ def nan_free_surroundings(*blocks: Block) -> bool:
     return all(np.isnan(b.now()[1]).all() for b in blocks)
 
 
+@dataclass
+class BlockCase:
+    """One product of blocks (block_cases): the operands, and A, B, C as Blocks."""
+    a: np.ndarray
+    b: np.ndarray
+    c0: np.ndarray
+    k: int
+    ab: tuple[float, float]
+    blocks: tuple[Block, Block, Block]
+    where: str
+
+    def check_untouched(self) -> np.ndarray:
+        """C's block as the device holds it, after asserting that nothing around it was
+        written and that A's and B's blocks and surroundings are as they were."""
+        got, rest = self.blocks[2].now()
+        assert np.isnan(rest).all(), f"wrote outside C: {self.where}"
+        for blk, want in zip(self.blocks[:2], (self.a, self.b)):
+            now, around = blk.now()
+            assert np.array_equal(now, want) and np.isnan(around).all(), f"changed: {self.where}"
+        return got
+
+
+def block_cases(queue, sizes, extras, ta: bool, tb: bool, layouts: str):
+    """Each (size, alpha/beta) as blocks of NaN-filled buffers, the leading dimension
+    (width + one of `extras`) and offset of each of A, B and C cycling through theirs out
+    of phase; beta = 0 takes a NaN block of C, which must never be read."""
+    rng = np.random.default_rng()
+    lds_offsets = list(itertools.product(extras, (0, 1, 5, aligned(queue))))
+    for i, ((m, n, k), (alpha, beta)) in enumerate(itertools.product(sizes, ALPHA_BETA)):
+        a = rand(rng, *((k, m) if ta else (m, k)))
+        b = rand(rng, *((n, k) if tb else (k, n)))
+        c0 = rand(rng, m, n)
+        (ea, oa), (eb, ob), (ec, oc) = (lds_offsets[(i * step) % len(lds_offsets)]
+                                        for step in (1, 3, 7))
+        ba, bb = Block(queue, a, layouts[0], ea, oa), Block(queue, b, layouts[1], eb, ob)
+        bc = Block(queue, c0 if beta else np.full_like(c0, np.nan), layouts[2], ec, oc)
+        where = f"{m}x{n}x{k} alpha={alpha} beta={beta} ld+{(ea, eb, ec)} offsets {(oa, ob, oc)}"
+        yield BlockCase(a, b, c0, k, (alpha, beta), (ba, bb, bc), where)
+
+
 # ------------------------------------------------------------------ the matrix
 
 CASES = [("5", P5, "auto"), ("5", P5, "kernel"), ("2", {"TS": 4}, "transpose")]
@@ -79,28 +120,15 @@ def test_submatrix_operands(queue, kernel, params, by, ta, tb, layouts):
     """Every (size, alpha/beta) of the matrix, the leading dimension and offset of each of
     A, B and C cycling through theirs out of phase: the result against float64, C's
     surroundings untouched, beta = 0 over a NaN block never read."""
-    rng = np.random.default_rng()
-    lds_offsets = list(itertools.product(EXTRA, (0, 1, 5, aligned(queue))))
-    for i, ((m, n, k), (alpha, beta)) in enumerate(itertools.product(SIZES, ALPHA_BETA)):
-        a = rand(rng, *((k, m) if ta else (m, k)))
-        b = rand(rng, *((n, k) if tb else (k, n)))
-        c0 = rand(rng, m, n)
-        (ea, oa), (eb, ob), (ec, oc) = (lds_offsets[(i * step) % len(lds_offsets)]
-                                        for step in (1, 3, 7))
-        ba, bb = Block(queue, a, layouts[0], ea, oa), Block(queue, b, layouts[1], eb, ob)
-        bc = Block(queue, c0 if beta else np.full_like(c0, np.nan), layouts[2], ec, oc)
+    for case in block_cases(queue, SIZES, EXTRA, ta, tb, layouts):
+        a, b, c0, (alpha, beta), (ba, bb, bc) = case.a, case.b, case.c0, case.ab, case.blocks
         out = clgemm.gemm(queue, ba.view, bb.view, bc.view, alpha=alpha, beta=beta,
                           trans_a=ta, trans_b=tb, kernel=kernel, params=params,
                           transposed_by=by)
         assert out is bc.view
-        got, rest = bc.now()
+        got = case.check_untouched()
         ref = verify.reference(a.T if ta else a, b.T if tb else b, alpha, beta, c0)
-        where = f"{m}x{n}x{k} alpha={alpha} beta={beta} ld+{(ea, eb, ec)} offsets {(oa, ob, oc)}"
-        assert close(got, ref, k), where
-        assert np.isnan(rest).all(), f"wrote outside C: {where}"
-        for blk, want in ((ba, a), (bb, b)):
-            now, around = blk.now()
-            assert np.array_equal(now, want) and np.isnan(around).all(), f"changed: {where}"
+        assert close(got, ref, case.k), case.where
 
 
 @pytest.mark.parametrize("layouts", ["RRR", "CCC", "RCC"])
