@@ -43,7 +43,7 @@ METHOD = ("whole calls as users make them: host wall-clock from the call to the 
           "against float64 on sampled rows, over an output poisoned with NaN")
 DEFAULT_SIZES = (16, 512, 1024, 2048, 4096, 8192)
 DEFAULT_SHAPES = ((4000, 4000, 4000), (8192, 8192, 256), (256, 8192, 8192), (4096, 1024, 4096),
-                  (1, 4096, 4096), (4096, 4096, 1))
+                  (1, 4096, 4096), (4096, 1, 4096), (4096, 4096, 1))
 # the shapes users bring: primes and non-multiples of every tile, narrow and short products
 ODD_SHAPES = ((5003, 3001, 2039), (7919, 7919, 769), (4096, 32, 4096), (1000, 6000, 800),
               (2, 8192, 8192))

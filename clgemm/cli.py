@@ -344,7 +344,7 @@ def _int_list(text: str, what: str) -> list[int]:
                                             "plus the shapes below]")
 @click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "
                                              "8192x8192x256, 256x8192x8192, 4096x1024x4096, "
-                                             "1x4096x4096, 4096x4096x1, and the odd set "
+                                             "1x4096x4096, 4096x1x4096, 4096x4096x1, and the odd set "
                                              "5003x3001x2039, 7919x7919x769, 4096x32x4096, "
                                              "1000x6000x800, 2x8192x8192]")
 @click.option("--against", default="clblast,cublas", show_default=True,
