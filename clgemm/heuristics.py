@@ -141,8 +141,10 @@ def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tupl
 
 
 def matvec(shape: Shape, f: Facts) -> bool:
-    """Whether a product runs as a matrix-vector product (one row or column of C)."""
-    return min(shape[0], shape[1]) <= f["matvec_max"]
+    """Whether a product runs as a matrix-vector product (one row or column of C). Not with
+    a dimension of 2^30 or more: the kernels' 32-bit row counters step past their end by up
+    to UNROLL work-groups' spans."""
+    return min(shape[0], shape[1]) <= f["matvec_max"] and max(shape) < 2**30
 
 
 def matvec_slices(across: int, depth: int, f: Facts) -> int:

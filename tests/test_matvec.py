@@ -127,6 +127,7 @@ def test_matvec_slices_rule():
     assert heuristics.matvec_slices(16, 100, f) == 1
     assert heuristics.matvec((1, 5, 5), f) and heuristics.matvec((5, 1, 5), f)
     assert not heuristics.matvec((2, 2, 5), f)
+    assert not heuristics.matvec((1, 1, 2**30), f)
 
 
 def test_matvec_forms():
