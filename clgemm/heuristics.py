@@ -1,9 +1,11 @@
 """Launch decisions, as plain functions of (kernel, parameters, shape, device facts).
 
 gemm() asks these questions of every product: pad the operands into whole tiles or not,
-how many slices of k (split-K), whether to lay a row-major A out K-major first, and which
-tuned entry to take at a shape nobody tuned. Their thresholds were measured on the H200
-(docs/levers.md has each measurement); they are the generic defaults here, and a device's
+how many slices of k (split-K), whether to lay a row-major A out K-major first, which
+tuned entry to take at a shape nobody tuned, and whether one row or column of C makes it a
+matrix-vector product (and in how many slices). Their thresholds were measured on the H200
+but the matrix-vector ones, so far measured on the CPU device only (docs/levers.md has
+each measurement); they are the generic defaults here, and a device's
 database may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such
 limits per device in its database.
 """
