@@ -179,18 +179,19 @@ class Plan:
 
     @property
     def params(self) -> dict:
-        return dict(matvec.PARAMS if self.matvec else self.launch.params)
+        return dict(self._planned().params if self.matvec else self.launch.params)
+
+    def _planned(self) -> matvec.Launch:
+        return matvec.planned(self.shape, self.launch.facts, self.queue.device.max_work_group_size)
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
         if self.matvec:
-            return {"kernel": "matvec", "params": dict(matvec.PARAMS), "params_source": "defaults",
-                    "tuned_at": None, "tuned_kernel": None,
-                    "splits": matvec.slices(self.shape, g.facts,
-                                            self.queue.device.max_work_group_size),
-                    "padded": False,
+            mv = self._planned()
+            return {"kernel": "matvec", "params": dict(mv.params), "params_source": "defaults",
+                    "tuned_at": None, "tuned_kernel": None, "splits": mv.slices, "padded": False,
                     "tail": None, "a_kmajor": False, "guarded": False}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,

@@ -60,11 +60,11 @@ def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int) -> La
     return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s)
 
 
-def slices(shape: tuple[int, int, int], f: Facts, limit: int) -> int:
-    """The slices a product of row-major operands takes (Plan.describe)."""
+def planned(shape: tuple[int, int, int], f: Facts, limit: int) -> Launch:
+    """The launch a product of row-major operands takes (Plan.describe, Plan.params)."""
     m, n, k = shape
     kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
-    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, limit).slices
+    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, limit)
 
 
 def _stride(x: Matrix) -> int:

@@ -130,6 +130,20 @@ def test_matvec_slices_rule():
     assert not heuristics.matvec((1, 1, 2**30), f)
 
 
+def test_matvec_fits_narrow_rows(queue):
+    """Rows narrower than a work-group's span take fewer work-items across them and more
+    rows (or lanes down them), the group no larger than the device allows; describe()
+    reports the parameters built."""
+    limit = queue.device.max_work_group_size
+    p = clgemm.Plan(queue, 100000, 1, 8).describe()["params"]      # dot: 2 float4s a row
+    assert p["LW"] == 2 and p["RW"] == min(matvec.PARAMS["RW"] * matvec.PARAMS["LW"] // 2,
+                                           limit // 2)
+    p = clgemm.Plan(queue, 1, 1, 100000).describe()["params"]      # sweep: one column
+    assert p["CV"] == 1 and p["LANES"] == min(matvec.PARAMS["LANES"] * matvec.PARAMS["CV"], limit)
+    p = clgemm.Plan(queue, 1, 4096, 64).describe()["params"]       # wide: as PARAMS
+    assert (p["CV"], p["LANES"]) == (matvec.PARAMS["CV"], matvec.PARAMS["LANES"])
+
+
 def test_matvec_forms():
     """Which way the vector runs through the matrix's memory, for each case of gemm()."""
     from clgemm.operands import Matrix, View
