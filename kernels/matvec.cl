@@ -69,6 +69,24 @@ inline void store_y(__global float* y, const size_t i, const float alpha, const 
     const int per_ = ((n) + S - 1) / S;                                     \
     const int p0 = min((n), s * per_), p1 = min((n), p0 + per_);
 
+// acc += V(i) * M(i) for i = i0, i0 + STEP, ... below i1 (V's values of type VT, M's
+// floatVs): each of UNROLL of both loads is issued before the first of their products, so
+// that a work-item keeps UNROLL loads in flight; the products are added in index order.
+#define STREAM(acc, VT, V, M, i0, i1, STEP)                                        \
+    {                                                                              \
+        int i_ = (i0);                                                             \
+        for (; i_ + (UNROLL - 1) * (STEP) < (i1); i_ += UNROLL * (STEP)) {         \
+            floatV m_[UNROLL];                                                     \
+            VT a_[UNROLL];                                                         \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) {                   \
+                m_[u] = M(i_ + u * (STEP));                                        \
+                a_[u] = V(i_ + u * (STEP));                                        \
+            }                                                                      \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) acc += a_[u] * m_[u]; \
+        }                                                                          \
+        for (; i_ < (i1); i_ += (STEP)) acc += V(i_) * M(i_);                      \
+    }
+
 // sweep: work-item (c, lane) owns vector c of every row (VW columns) and sums rows
 // r0 + lane, r0 + lane + LANES, ... of its slice, UNROLL rows' loads at a time; the
 // group's LANES sums meet in local memory and are added in lane order.
@@ -85,19 +103,9 @@ void matvec_sweep(const int R, const int L, const float alpha,
     floatV acc = (floatV)(0.0f);
     if ((c + 1) * VW <= L) {                     // a whole vector of each row
         const __global floatV* col = (const __global floatV*)(X + offx) + c;
-        int r = r0 + lane;
-        for (; r + (UNROLL - 1) * LANES < r1; r += UNROLL * LANES) {
-            floatV m[UNROLL];
-            float a[UNROLL];
-            #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                m[u] = col[(size_t)(r + u * LANES) * ldv];
-                a[u] = v[(size_t)(r + u * LANES) * incv];
-            }
-            #pragma unroll
-            for (int u = 0; u < UNROLL; u++) acc += a[u] * m[u];
-        }
-        for (; r < r1; r += LANES) acc += v[(size_t)r * incv] * col[(size_t)r * ldv];
+        #define DOWN(r) v[(size_t)(r) * incv]     // the vector's element r
+        #define COL(r) col[(size_t)(r) * ldv]     // row r's vector c
+        STREAM(acc, float, DOWN, COL, r0 + lane, r1, LANES)
     } else if (c < Lv) {                         // the row's last L % VW floats, by floats
         float e[VW] = {0.0f};
         const __global float* x0 = X + offx + c * VW;
@@ -146,18 +154,8 @@ void matvec_dot(const int R, const int L, const float alpha,
     float tail = 0.0f;
     if (row < R) {
         const __global floatV* xr = (const __global floatV*)(X + offx + (size_t)row * ldx);
-        int q = q0 + lane;
-        for (; q + (UNROLL - 1) * LW < q1; q += UNROLL * LW) {
-            floatV m[UNROLL], a[UNROLL];
-            #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                m[u] = xr[q + u * LW];
-                a[u] = VEC(q + u * LW);
-            }
-            #pragma unroll
-            for (int u = 0; u < UNROLL; u++) acc += a[u] * m[u];
-        }
-        for (; q < q1; q += LW) acc += VEC(q) * xr[q];
+        #define ALONG(q) xr[(q)]                  // the row's vector q
+        STREAM(acc, floatV, VEC, ALONG, q0 + lane, q1, LW)
         if (lane == 0 && s == S - 1)
             for (int l = Lw * VW; l < L; l++)
                 tail += ((const __global float*)xr)[l] * v[(size_t)l * incv];
