@@ -8,9 +8,9 @@ from .device import DeviceNotFound
 from .device import queue as device_queue
 from .device import select as select_device
 from .gemm import Plan, gemm
-from .kernels import GEMM, TRANSPOSE
+from .kernels import GEMM, MATVEC, TRANSPOSE
 from .launch import GemmPlan
 from .transpose import transpose
 
 __all__ = ["gemm", "Plan", "memory_pool", "cache_info", "clear_cache", "transpose", "GemmPlan", "GEMM",
-           "TRANSPOSE", "BuildError", "DeviceNotFound", "select_device", "device_queue"]
+           "MATVEC", "TRANSPOSE", "BuildError", "DeviceNotFound", "select_device", "device_queue"]

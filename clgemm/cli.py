@@ -27,18 +27,25 @@ def _queue(spec: str | None):
 def _kernel(kind: str):
     def convert(ctx, param, value):
         try:
-            return kernels.get(value, kind=kind)
+            if kind == "gemm" and str(value).strip() in kernels.MATVEC:
+                raise ValueError(f"{value} is not a GEMM kernel: gemm() runs it where "
+                                 f"{'m' if 'sweep' in value else 'n'} = 1 and no kernel is "
+                                 f"named; `clgemm tune --kernel {value}` tunes it, `clgemm "
+                                 f"bench --kernels none --shapes ...` times such calls")
+            return kernels.tunable(value) if kind == "tunable" else kernels.get(value, kind=kind)
         except ValueError as e:
             raise click.BadParameter(str(e)) from None
     return convert
 
 
-def _gemm_shape(default_size: int):
-    """--kernel and the problem shape, shared by `run` and `tune`."""
+def _gemm_shape(default_size: int, kind: str = "gemm"):
+    """--kernel and the problem shape, shared by `run` and `tune` (which also tunes the
+    matrix-vector kernels)."""
+    more = "" if kind == "gemm" else ", or matvec-sweep (m = 1), matvec-dot (n = 1)"
     def wrap(f):
         for opt in reversed((
-            click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel("gemm"),
-                         show_default=True, help="GEMM kernel number (1-8) or name"),
+            click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel(kind),
+                         show_default=True, help=f"GEMM kernel number (1-8) or name{more}"),
             click.option("--size", type=click.IntRange(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
             click.option("--m", "m", type=click.IntRange(min=1), default=None,
@@ -215,7 +222,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 
 @main.command()
-@_gemm_shape(default_size=2048)
+@_gemm_shape(default_size=2048, kind="tunable")
 @click.option("--shapes", default=None, metavar="MxNxK,...",
               help="tune each of these shapes in turn (instead of --size/--m/--n/--k), the "
                    "time limit split between them")
@@ -279,7 +286,7 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
     if export_t4:
         res = results[0]
         doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
-                                  "kernel_name": kernels.get(res.kernel).name, "m": res.shape[0],
+                                  "kernel_name": kernels.tunable(res.kernel).name, "m": res.shape[0],
                                   "n": res.shape[1], "k": res.shape[2], "log": res.log})
         store.write_atomic(Path(export_t4), doc)
     if as_json:

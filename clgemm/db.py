@@ -179,7 +179,7 @@ def _load(path: Path) -> dict:
     out: dict = {}
     for key, shapes in doc["entries"].items():
         try:
-            kern = kernels.get(key)
+            kern = kernels.tunable(key)
         except ValueError:
             warnings.warn(f"{path}: unknown kernel {key!r} ignored", DataWarning, stacklevel=3)
             continue

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.array as cla
 
-from . import db, operands, timing, verify
+from . import db, matvec, operands, timing, verify
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 # the split stage times each finalist with slices of k up to this many work-groups per
@@ -150,10 +152,7 @@ class Evaluator:
         err_t = verify.rel_error(operands.rows_to_host(self.queue, cm, self.rows), self.ref)
         if not err_t <= verify.tolerance(self.shape[2]):
             return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
-        m, n, k = self.shape
-        return {"status": "ok", "rel_error": max(err, err_t), "ms_median": t.median,
-                "ms_min": t.min, "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
-                "gflops": timing.gflops(m, n, k, t.median)}
+        return _ok(self.shape, max(err, err_t), t)
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool) -> float:
         """The error at `shape`, cut into as many slices of k as the target is (at most one
@@ -185,14 +184,99 @@ class Evaluator:
 
     def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
         am, bm, cm, kmajor = self._operands(plan)
-        repeat = repeat or self.repeat
-        launch = plan.bind(am, bm, cm, a_kmajor=kmajor)
-        if cutoff_ms is None or repeat == 1:
-            return timing.profile(launch, repeat=repeat, warmup=1)
-        first = timing.profile(launch, repeat=1, warmup=1)
-        if first.median > cutoff_ms:
-            return first
-        return timing.Timing(first.ms + timing.profile(launch, repeat=repeat - 1, warmup=0).ms)
+        return _profile(plan.bind(am, bm, cm, a_kmajor=kmajor), repeat or self.repeat, cutoff_ms)
+
+
+def _ok(shape: tuple[int, int, int], err: float, t: timing.Timing) -> dict:
+    return {"status": "ok", "rel_error": err, "ms_median": t.median, "ms_min": t.min,
+            "ms_max": t.max, "runs": len(t.ms), "ms": list(t.ms),
+            "gflops": timing.gflops(*shape, t.median)}
+
+
+def _profile(launch, repeat: int, cutoff_ms: float | None) -> timing.Timing:
+    """`repeat` timed launches, or one where that one is slower than `cutoff_ms`."""
+    if cutoff_ms is None or repeat == 1:
+        return timing.profile(launch, repeat=repeat, warmup=1)
+    first = timing.profile(launch, repeat=1, warmup=1)
+    if first.median > cutoff_ms:
+        return first
+    return timing.Timing(first.ms + timing.profile(launch, repeat=repeat - 1, warmup=0).ms)
+
+
+class MatvecEvaluator(Evaluator):
+    """A matrix-vector kernel (kernels.MATVEC) at a shape of its form with row-major
+    operands, laid out as gemm() lays the product out (matvec.prepare: the work-group fitted
+    to narrow rows, the depth sliced by heuristics.matvec_slices), checked in full against
+    float64 at an odd shape of its form and at the target, and timed from its first
+    launch's start to its last one's end. The slicing is the heuristic's, so there is no
+    split stage."""
+
+    def __init__(self, queue: cl.CommandQueue, kernel: str, m: int, n: int, k: int, repeat: int):
+        matvec.check_form(kernel, m, n)
+        self.queue, self.kernel, self.shape, self.repeat = queue, kernel, (m, n, k), repeat
+        self.target = self._operands_at(self.shape)
+
+    def _operands_at(self, shape: tuple[int, int, int]) -> tuple:
+        """(A, B, C on the device, float64 reference) on fresh random data."""
+        m, n, k = shape
+        rng = np.random.default_rng()
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        q = self.queue
+        return (cla.to_device(q, a), cla.to_device(q, b), cla.empty(q, (m, n), np.float32),
+                verify.reference(a, b))
+
+    def compile(self, params: Mapping[str, int], split_k: int | str = "auto") -> _MatvecRun:
+        """The target's launches (matvec.prepare, which builds the program) on its operands."""
+        return _MatvecRun(dict(params), self._prepared(params, self.target))
+
+    def _prepared(self, params: Mapping[str, int], ops: tuple):
+        from .launch import facts
+        a, b, c, _ = ops
+        return matvec.prepare(self.queue, a, b, c, 1.0, 0.0, facts(self.queue.device),
+                              params={matvec.form_of(self.kernel): params})
+
+    def split_counts(self, params: Mapping[str, int]) -> list[int]:
+        return [1]
+
+    def check_shape(self, plan) -> tuple[int, int, int]:
+        """An odd shape of the kernel's form whose rows are as wide modulo 4 as the
+        target's, so that the same float4 or float build is checked."""
+        m, n, k = self.shape
+        return (1, 260 + n % 4, 67) if m == 1 else (133, 1, 260 + k % 4)
+
+    def measure(self, plan, cutoff_ms: float | None = None) -> dict:
+        """As Evaluator.measure: checked at an odd shape on fresh data, then timed at the
+        target with its output poisoned first and checked in full."""
+        shape = self.check_shape(plan)
+        ops = self._operands_at(shape)
+        err = self._error(self._prepared(plan.params, ops), ops)
+        if not err <= verify.tolerance(shape[2]):
+            return {"status": "wrong", "rel_error": verify.json_safe(err),
+                    "checked": "fresh data at {}x{}x{}".format(*shape)}
+        self.target[2].fill(np.float32(np.nan))
+        t = self.time(plan, cutoff_ms=cutoff_ms)
+        err_t = verify.rel_error(self.target[2].get(), self.target[3])
+        if not err_t <= verify.tolerance(self.shape[2]):
+            return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
+        return _ok(self.shape, max(err, err_t), t)
+
+    def _error(self, prep, ops: tuple) -> float:
+        ops[2].fill(np.float32(np.nan))
+        cl.wait_for_events(prep.launch())
+        return verify.rel_error(ops[2].get(), ops[3])
+
+    def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
+        return _profile(plan.launch, repeat or self.repeat, cutoff_ms)
+
+
+@dataclass(frozen=True)
+class _MatvecRun:
+    """A matrix-vector configuration laid out on the target's operands."""
+    params: dict
+    prep: object      # layout.Prepared
+
+    def launch(self) -> list:
+        return self.prep.launch()
 
 
 def short(e: BaseException) -> str:

@@ -153,6 +153,8 @@ class Plan:
         # one row or column of C and nothing named: a matrix-vector product (clgemm.matvec)
         self.matvec = (kernel is None and params is None and split_k == "auto"
                        and heuristics.matvec(self.shape, self.launch.facts))
+        # each form's parameters, fixed now as a GEMM plan's are (tuned entry or defaults)
+        self._bases = matvec.bases(queue.device, self.shape) if self.matvec else {}
         m, n, k = self.shape
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
@@ -179,20 +181,23 @@ class Plan:
 
     @property
     def params(self) -> dict:
-        return dict(self._planned().params if self.matvec else self.launch.params)
+        return dict(self._planned()[0].params if self.matvec else self.launch.params)
 
-    def _planned(self) -> matvec.Launch:
-        return matvec.planned(self.shape, self.launch.facts, self.queue.device.max_work_group_size)
+    def _planned(self) -> tuple[matvec.Launch, str, tuple | None]:
+        row_major = self._bases["sweep" if self.shape[0] == 1 else "dot"]
+        return matvec.planned(self.queue.device, self.shape, self.launch.facts, row_major)
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
         if self.matvec:
-            mv = self._planned()
-            return {"kernel": "matvec", "params": dict(mv.params), "params_source": "defaults",
-                    "tuned_at": None, "tuned_kernel": None, "splits": mv.slices, "padded": False,
-                    "tail": None, "a_kmajor": False, "guarded": False}
+            mv, source, at = self._planned()
+            key = matvec.FORMS["sweep" if m == 1 else "dot"]
+            return {"kernel": "matvec", "params": dict(mv.params), "params_source": source,
+                    "tuned_at": None if at is None else db.shape_key(*at),
+                    "tuned_kernel": None if at is None else key, "splits": mv.slices,
+                    "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
@@ -308,7 +313,7 @@ class Plan:
         opb = b.T if self.trans_b else b
         if self.matvec:
             prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
-                                  self._allocate)
+                                  self._allocate, {f: b[0] for f, b in self._bases.items()})
         else:
             prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
         order, result = None, None

@@ -61,13 +61,13 @@ class Geometry:
 
 @dataclass(frozen=True)
 class Kernel:
-    key: str                 # registry key: "1".."8" for GEMM, "naive" etc. for transposes
+    key: str                 # "1".."8" for GEMM, "naive" etc. for transposes, "matvec-*"
     name: str
     source: str              # file name under kernels/
     params: tuple[Param, ...]
     geometry: Geometry
     constraints: tuple[Constraint, ...] = ()
-    kind: str = "gemm"       # "gemm" or "transpose"
+    kind: str = "gemm"       # "gemm", "matvec" or "transpose"
     technique: str = ""
     # Overrides of the (H200-measured) defaults for CPU devices, where pocl runs small
     # work-groups far faster; measured with pocl 3.0 on a 2-core EPYC at 256^3.
@@ -75,9 +75,8 @@ class Kernel:
     shuffle: bool = False    # uses shuffle.cl: the build picks the device's mechanism
     mma: bool = False        # issues tensor-core MMAs by inline PTX where the device has them
     wgmma: bool = False      # issues Hopper's warpgroup MMAs (sm_90a PTX: build.sm90a_ptx)
-    # taken only when asked for by name: gemm() without a kernel passes over its tuned
-    # entries (kernel 7's TF32 split gives NaN for Inf and TF32's precision to operands
-    # below ~1e-34)
+    # taken only by name: gemm() without a kernel passes over its tuned entries (kernel
+    # 7's TF32 split gives NaN for Inf and TF32's precision to operands below ~1e-34)
     opt_in: bool = False
     # its products differ from float's on some inputs: gemm() and Plan scan the operands
     # and hand such products to an FMA kernel (clgemm/guard.py; GUARD in common.cl)
@@ -304,11 +303,13 @@ def _vector_params(tsm, tsn, tsk, wptm, wptn, width, pad) -> tuple[Param, ...]:
 _VECTOR_CPU = dict(TSM=32, TSN=64, TSK=16, WPTM=8, WPTN=8, WIDTH=4, PAD=0)
 
 GEMM: dict[str, Kernel] = {}
+MATVEC: dict[str, Kernel] = {}
 TRANSPOSE: dict[str, Kernel] = {}
+_TABLES = {"gemm": GEMM, "matvec": MATVEC, "transpose": TRANSPOSE}
 
 
 def _register(k: Kernel) -> Kernel:
-    (GEMM if k.kind == "gemm" else TRANSPOSE)[k.key] = k
+    _TABLES[k.kind][k.key] = k
     return k
 
 
@@ -482,15 +483,42 @@ _register(Kernel(
 
 DEFAULT_TRANSPOSE = "local"
 
+# ------------------------------------------------- matrix-vector (one row or column of C)
+# gemm()'s path where m or n is 1 and nothing is named (clgemm.matvec), an entry per form;
+# each is tuned where row-major operands take it (sweep: m = 1, dot: n = 1).
+_UNROLL = Param("UNROLL", 8, (1, 2, 4, 8, 16), "loads each work-item keeps in flight")
+_register(Kernel(
+    key="matvec-sweep", name="matvec-sweep", source="matvec.cl", kind="matvec",
+    technique="the vector runs down the matrix's rows: a work-item streams one float4 column",
+    params=(Param("CV", 64, (4, 8, 16, 32, 64, 128, 256), "float4 columns a work-group covers"),
+            Param("LANES", 8, (1, 2, 4, 8, 16, 32), "work-items that share the group's rows"),
+            _UNROLL),
+    geometry=Geometry(tile=lambda p: (1, 4 * p["CV"]), local=lambda p: (p["CV"], p["LANES"]),
+                      local_bytes=lambda p: 16 * p["CV"] * p["LANES"], context=lambda p: 256),
+))
+
+_register(Kernel(
+    key="matvec-dot", name="matvec-dot", source="matvec.cl", kind="matvec",
+    technique="the vector runs along each row: a row's work-items add their float4 dots by a tree",
+    params=(Param("LW", 32, (1, 2, 4, 8, 16, 32, 64, 128, 256), "work-items a row"),
+            Param("RW", 8, (1, 2, 4, 8, 16, 32), "rows a work-group"), _UNROLL),
+    geometry=Geometry(tile=lambda p: (p["RW"], 1), local=lambda p: (p["LW"], p["RW"]),
+                      local_bytes=lambda p: 4 * p["LW"] * p["RW"], context=lambda p: 256),
+))
+
 
 def get(key: object, kind: str = "gemm") -> Kernel:
-    """Look a kernel up by number or name; the error lists the valid ones."""
-    table = GEMM if kind == "gemm" else TRANSPOSE
+    """Look a kernel up by number or name among `kind`'s ("tunable": the GEMM kernels and
+    the matrix-vector ones, which the tuner and the database know); the error lists them."""
+    tables = (GEMM, MATVEC) if kind == "tunable" else (_TABLES[kind],)
     k = str(key).strip()
-    if k in table:
-        return table[k]
-    for kern in table.values():
-        if kern.name == k:
+    for kern in (v for t in tables for v in t.values()):
+        if k in (kern.key, kern.name):
             return kern
-    valid = ", ".join(f"{v.key} ({v.name})" for v in table.values())
+    valid = ", ".join(v.key + (f" ({v.name})" if v.name != v.key else "")
+                      for t in tables for v in t.values())
     raise ValueError(f"unknown {kind} kernel {key!r}; valid kernels: {valid}")
+
+
+def tunable(key: object) -> Kernel:
+    return get(key, "tunable")

@@ -45,11 +45,12 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
     if key in _chosen:
         return _chosen[key]
     # a kernel's own entries and, on a tie or where it has none as near, those of kernels
-    # whose parameters mean the same (siblings); without a kernel, every kernel's but the
-    # ones taken only by name (opt_in)
+    # whose parameters mean the same (siblings); without a kernel, every GEMM kernel's but
+    # the ones taken only by name (opt_in)
     keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
     every = db.near(dev, keys, *shape, within=float("inf"),
-                    usable=lambda k, e: (kernel is not None or not kernels.get(k).opt_in)
+                    usable=lambda k, e: (kernel is not None or (k in kernels.GEMM
+                                                                and not kernels.get(k).opt_in))
                     and _fits(dev, kernel or k, k, e))
     if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks
         best: dict[tuple, tuple[str, dict]] = {}

@@ -2,25 +2,29 @@
 (kernels/matvec.cl): the matrix is read once, where it lies, in either order, and no
 operand is copied. gemm() and Plan take this path where heuristics.matvec says so and no
 kernel, parameters or split count is named; `prepare` lays such a product out as the
-launches a Plan binds, as clgemm.layout.prepare does for the GEMM kernels."""
+launches a Plan binds, as clgemm.layout.prepare does for the GEMM kernels. The two forms'
+parameters are the registry's (kernels.MATVEC), or the tuning database's entry nearest
+the product's form and shape (`tuned`): `clgemm tune --kernel matvec-sweep --m 1 ...`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
 
-from . import build, heuristics, operands
+from . import build, db, heuristics, kernels, operands
 from .heuristics import Facts
 from .layout import Prepared, as_view
 from .operands import Matrix, View
 
-# Work-group shapes (kernels/matvec.cl): sweep CV vectors x LANES lanes, dot LW work-items
-# a row x RW rows; UNROLL loads in flight a work-item. Chosen on the CPU device (pocl),
-# not yet measured on a GPU.
-PARAMS = {"CV": 64, "LANES": 8, "LW": 32, "RW": 8, "UNROLL": 8}
+FORMS = {"sweep": "matvec-sweep", "dot": "matvec-dot"}    # form -> registry key
+
+
+def form_of(key: str) -> str:
+    """The form a matrix-vector registry key runs: "sweep" or "dot"."""
+    return next(f for f, k in FORMS.items() if k == key)
 
 
 def form(m: int, matrix: View) -> str:
@@ -40,12 +44,46 @@ class Launch:
     slices: int
 
 
-def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int) -> Launch:
-    """PARAMS fitted to the rows: rows narrower than a group's span (CV vectors, or LW
+def canonical(kind: str, R: int, L: int) -> tuple[int, int, int]:
+    """The (m, n, k) that runs a form over R rows of L floats with row-major operands: the
+    shape its tune measures and its database entries are found by."""
+    return (1, L, R) if kind == "sweep" else (R, 1, L)
+
+
+def check_form(key: str, m: int, n: int) -> None:
+    """A tune of a matrix-vector kernel runs it at its shape with row-major operands, which
+    takes the sweep where m = 1 and the dot where n = 1 (both where both are 1)."""
+    sweep = key == FORMS["sweep"]
+    if (m if sweep else n) != 1:
+        raise ValueError(f"kernel {key} runs the vector {'down' if sweep else 'along'} the "
+                         f"matrix's rows, which row-major operands take where "
+                         f"{'m' if sweep else 'n'} = 1; it cannot be tuned at m = {m}, n = {n}")
+
+
+def tuned(dev: cl.Device, kind: str, R: int, L: int) -> tuple[dict, tuple] | None:
+    """(parameters, tuned shape) of the database's entry for this form nearest its
+    canonical shape, or None: entries beyond this device's limits are passed over."""
+    kern = kernels.get(FORMS[kind], "matvec")
+    found = db.near(dev, kern.key, *canonical(kind, R, L),
+                    usable=lambda k, e: not kern.violations(e["params"], dev))
+    return (dict(found[0][1]["params"]), found[0][1]["shape"]) if found else None
+
+
+def base_params(dev: cl.Device, kind: str, R: int, L: int) -> tuple[dict, str, tuple | None]:
+    """(parameters, "tuned" or "defaults", tuned shape) a product of this form starts from."""
+    found = tuned(dev, kind, R, L)
+    if found:
+        return found[0], "tuned", found[1]
+    return kernels.get(FORMS[kind], "matvec").defaults, "defaults", None
+
+
+def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int,
+                 base: Mapping[str, int]) -> Launch:
+    """`base` fitted to the rows: rows narrower than a group's span (CV vectors, or LW
     work-items) take fewer lanes across them and more down them (or more rows a group), so
     that no lane idles for want of a column (1000000 x 1 x 8 ran 2x slower than kernel 5 on
     pocl with 32 work-items a row of 2 vectors); work-groups of at most `limit` work-items."""
-    p = dict(PARAMS)
+    p = dict(base)
     across, down = ("CV", "LANES") if kind == "sweep" else ("LW", "RW")
     width = -(-L // vw) if kind == "sweep" else L // vw          # vectors across a row
     fit = min(p[across], 1 << max(0, width - 1).bit_length())   # a power of two >= width
@@ -60,11 +98,22 @@ def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int) -> La
     return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s)
 
 
-def planned(shape: tuple[int, int, int], f: Facts, limit: int) -> Launch:
-    """The launch a product of row-major operands takes (Plan.describe, Plan.params)."""
+def bases(dev: cl.Device, shape: tuple[int, int, int]) -> dict[str, tuple[dict, str, tuple | None]]:
+    """`base_params` of each form a product of this shape can take (which one, the orders
+    of its operands decide), so that a Plan fixes its parameters when it is made."""
+    m, n, k = shape
+    rows = {"sweep": (k, n), "dot": (n, k)} if m == 1 else {"dot": (m, k), "sweep": (k, m)}
+    return {kind: base_params(dev, kind, R, L) for kind, (R, L) in rows.items()}
+
+
+def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
+            base: tuple[dict, str, tuple | None]) -> tuple[Launch, str, tuple | None]:
+    """The launch a product of row-major operands takes from its form's `base` (one of
+    `bases`): Plan.describe, Plan.params; with where they came from and the tuned shape."""
     m, n, k = shape
     kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
-    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, limit)
+    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size,
+                        base[0]), base[1], base[2]
 
 
 def _stride(x: Matrix) -> int:
@@ -73,10 +122,13 @@ def _stride(x: Matrix) -> int:
 
 
 def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: Facts,
-            allocator: Callable[[int], object] | None = None) -> Prepared:
+            allocator: Callable[[int], object] | None = None,
+            params: Mapping[str, Mapping[str, int]] | None = None) -> Prepared:
     """op(A) @ op(B) (m or n is 1) into c, or into a new m x n matrix (Prepared.out) where
     c is None, as bound launches: the matrix-vector kernel, and matvec_reduce where its
-    depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones)."""
+    depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones).
+    `params` gives forms their base parameters ({"sweep": ..., "dot": ...}: a Plan's
+    `bases`, the tuner's); a form it leaves out takes `base_params`."""
     align = operands.base_align(queue.device)
     opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
     m, n = opa.shape[0], opb.shape[1]
@@ -88,7 +140,8 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     incv = _stride(v)
     contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
     outputs = L if kind == "sweep" else R
-    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size)
+    base = (params or {}).get(kind) or base_params(queue.device, kind, R, L)[0]
+    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base)
     s = shape.slices
     operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
     if c is None:
@@ -97,8 +150,8 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
         y, out = c.mem, None
     c_read = c is not None and beta != 0.0
     work = operands.empty(queue, s, outputs, outputs, allocator).buf if s > 1 else y.buf
-    prg = build.helper(queue.context, "matvec.cl",
-                       {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {})})
+    prg = build.program(queue.context, kernels.get(FORMS[kind], "matvec"),
+                        {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {})})
     i32 = np.int32
     main = build.bind(queue, prg, "matvec_" + kind, shape.global_size, shape.local_size,
                       (i32(R), i32(L), np.float32(alpha if s == 1 else 1.0), X.buf,

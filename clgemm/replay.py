@@ -38,7 +38,7 @@ class _Logged:
 def load(path: str, kernel: str) -> tuple[_Logged, list[dict], dict]:
     """(the kernel with its space cut to the log's values, the log's points, {point: GFLOPS
     or None})."""
-    kern = kernels.get(kernel)
+    kern = kernels.tunable(kernel)
     recs = read_records(path, kern, quiet=True)
     table = {key(r["params"]): (r["gflops"] if r["status"] == "ok" else None) for r in recs}
     points = [dict(k) for k in table]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, kernels, operands, pool, strategies, timing
+from . import db, kernels, matvec, operands, pool, strategies, timing
 from . import device as devmod
 from .build import BuildError
 from .evaluate import CHECK_SHAPE, SPLIT_STAGE_FILL, SPLIT_STAGE_MAX, Evaluator  # noqa: F401
@@ -38,6 +38,7 @@ from .tunelog import key as _key
 
 STRATEGIES = strategies.NAMES
 DEFAULT_EVALUATOR = "clgemm.evaluate:Evaluator"
+MATVEC_EVALUATOR = "clgemm.evaluate:MatvecEvaluator"   # the default for kernels.MATVEC
 CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
 # the split stage takes the fewest slices within this factor of the fastest pair: a tie
 # won by more slices carries badly to shapes near it (H200, 2026-12-02: 4 slices tied with
@@ -76,10 +77,12 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
          on_progress: Callable[[dict], None] | None = None) -> Result:
     """Sweep `kernel` at (m, n, k) on one device; see the module docstring. Raises TuneBusy
     if the same tune runs elsewhere, MissingExtra if `strategy` needs a missing package."""
-    kern = kernels.get(kernel)
+    kern = kernels.tunable(kernel)
     dev = devmod.select(device_spec)
     nworkers = workers or pool.default_workers(dev, m, n, k)
     _check_fits(dev, kern.key, m, n, k, nworkers)
+    if kern.kind == "matvec" and evaluator == DEFAULT_EVALUATOR:
+        evaluator = MATVEC_EVALUATOR
     db.check_writable(dev, database=update_db)
     valid = [p for p in kern.space() if not kern.violations(p, dev)]
     name, note = strategies.choose(strategy, len(valid), budget)
@@ -134,7 +137,7 @@ def tune_many(jobs: Sequence[tuple[str, int, int, int]], *, time_limit: float | 
     starts. `options` are tune()'s."""
     dev = devmod.select(options.get("device_spec"))
     for kernel, m, n, k in jobs:
-        _check_fits(dev, kernels.get(kernel).key, m, n, k, options.get("workers") or 1)
+        _check_fits(dev, kernels.tunable(kernel).key, m, n, k, options.get("workers") or 1)
     used = 0.0
     out = []
     for i, job in enumerate(jobs):
@@ -318,7 +321,10 @@ def pick_split(pairs: list[dict]) -> dict:
 def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
     """Refuse, before any worker starts, a shape whose operands cannot be made, which would
     otherwise fail every configuration alike: each worker makes its own A, B and C, on the
-    host and on the device (whose memory, for a CPU device, is the host's)."""
+    host and on the device (whose memory, for a CPU device, is the host's). A
+    matrix-vector kernel is tuned only at a shape of its form (matvec.check_form)."""
+    if kernel in kernels.MATVEC:
+        matvec.check_form(kernel, m, n)
     try:
         operands.check_fits(dev, operands.gemm_shapes(m, n, k) * nworkers, host=True)
     except ValueError as e:
@@ -338,8 +344,11 @@ _queues: dict[int, cl.CommandQueue] = {}
 
 def _residents(dev, kern: kernels.Kernel, params: dict) -> dict | None:
     """The winner's work-groups per compute unit (GemmPlan.residents), which lets gemm()
-    predict its launches at shapes nobody tuned; None where the device does not say."""
+    predict its launches at shapes nobody tuned; None where the device does not say, and
+    for the matrix-vector kernels, whose launches gemm() does not predict."""
     from .gemm import GemmPlan
+    if kern.kind != "gemm":
+        return None
     try:
         return GemmPlan(_parent_queue(dev), kern.key, params).residents()
     except (cl.Error, BuildError):
@@ -351,6 +360,8 @@ def _references(dev, kern: kernels.Kernel, shape) -> dict:
     {"params": ...}; "before" (what gemm() launched at this shape before the tune, with
     "source" and "tuned_at") only where it is a tuned entry other than the defaults."""
     from .gemm import GemmPlan
+    if kern.kind == "matvec":
+        return _matvec_references(dev, kern, shape)
     try:
         q = _parent_queue(dev)
         default = GemmPlan(q, kern.key)
@@ -364,6 +375,19 @@ def _references(dev, kern: kernels.Kernel, shape) -> dict:
             and not kern.violations(before.params, dev):
         out["before"] = {"params": dict(before.params), "tuned_at": before.tuned_at,
                          "tuned_kernel": before.tuned_kernel}
+    return out
+
+
+def _matvec_references(dev, kern: kernels.Kernel, shape) -> dict:
+    """_references for a matrix-vector kernel: its defaults, and the database's entry
+    nearest this shape's form where that differs."""
+    out = {"defaults": {"params": dict(kern.defaults)}}
+    kind = matvec.form_of(kern.key)
+    m, n, k = shape
+    found = matvec.tuned(dev, kind, *((k, n) if kind == "sweep" else (m, k)))
+    if found and found[0] != kern.defaults:
+        out["before"] = {"params": found[0], "tuned_at": db.shape_key(*found[1]),
+                         "tuned_kernel": kern.key}
     return out
 
 

@@ -17,26 +17,31 @@
 // floats a row, n the outputs), and matvec_reduce adds the rows in slice order; S = 1
 // writes y directly. beta == 0 never reads y. The order of every sum is fixed.
 //
-// Parameters: CV, LANES (sweep), LW, RW (dot), UNROLL; VW (the host's: 4 where ldx and
-// offx are multiples of 4, else 1), VCONTIG (the host's: v contiguous and 16-byte aligned).
+// Parameters: CV, LANES, UNROLL (registry kernel matvec-sweep), LW, RW, UNROLL
+// (matvec-dot), which `clgemm tune` tunes at m = 1 and at n = 1 respectively; VW (the
+// host's: 4 where ldx and offx are multiples of 4, else 1), VCONTIG (the host's: v
+// contiguous and 16-byte aligned). The host fits CV or LW to rows narrower than a group.
 // Constraints: LW a power of two; CV*LANES and LW*RW at most the work-group limit.
 // CPU device (pocl 3.0, 2 cores): whole calls 6.1-11x gemm()'s kernel-5 path from 1 x 2048
 // x 2048 to 4096 x 1 x 4096, 9-175x at a million rows or a million deep
 // (results/pocl/README.md); not yet timed on the H200.
 
-#ifndef CV          // sweep: vectors of a row a work-group covers (local size 0)
+// sweep: CV vectors of a row a work-group covers (local size 0), LANES work-items that
+// share its rows (local size 1); dot: LW work-items a row (local size 0), RW rows a
+// work-group (local size 1); both: UNROLL loads a work-item issues before it uses the first.
+#ifndef CV
 #define CV 64
 #endif
-#ifndef LANES       // sweep: work-items that share a group's rows (local size 1)
+#ifndef LANES
 #define LANES 8
 #endif
-#ifndef LW          // dot: work-items a row (local size 0)
+#ifndef LW
 #define LW 32
 #endif
-#ifndef RW          // dot: rows a work-group (local size 1)
+#ifndef RW
 #define RW 8
 #endif
-#ifndef UNROLL      // loads each work-item issues before it uses the first of them
+#ifndef UNROLL
 #define UNROLL 8
 #endif
 #ifndef VW

@@ -57,7 +57,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--kernel", required=True, help="GEMM kernel number (1-8)")
+    ap.add_argument("--kernel", required=True,
+                    help="GEMM kernel number (1-8), or matvec-sweep or matvec-dot")
     ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
     ap.add_argument("--budget", type=positive, default=100, help="evaluations per shape")
     ap.add_argument("--timeout", type=positive, default=150, help="seconds per tune")

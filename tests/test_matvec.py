@@ -10,7 +10,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import heuristics, matvec, verify
+from clgemm import db, heuristics, kernels, matvec, verify
 
 from .test_gemm_api import P5, rand
 from .test_submatrix import Block, aligned, block_cases
@@ -135,13 +135,13 @@ def test_matvec_fits_narrow_rows(queue):
     rows (or lanes down them), the group no larger than the device allows; describe()
     reports the parameters built."""
     limit = queue.device.max_work_group_size
+    dot, sweep = (kernels.MATVEC[matvec.FORMS[f]].defaults for f in ("dot", "sweep"))
     p = clgemm.Plan(queue, 100000, 1, 8).describe()["params"]      # dot: 2 float4s a row
-    assert p["LW"] == 2 and p["RW"] == min(matvec.PARAMS["RW"] * matvec.PARAMS["LW"] // 2,
-                                           limit // 2)
+    assert p["LW"] == 2 and p["RW"] == min(dot["RW"] * dot["LW"] // 2, limit // 2)
     p = clgemm.Plan(queue, 1, 1, 100000).describe()["params"]      # sweep: one column
-    assert p["CV"] == 1 and p["LANES"] == min(matvec.PARAMS["LANES"] * matvec.PARAMS["CV"], limit)
-    p = clgemm.Plan(queue, 1, 4096, 64).describe()["params"]       # wide: as PARAMS
-    assert (p["CV"], p["LANES"]) == (matvec.PARAMS["CV"], matvec.PARAMS["LANES"])
+    assert p["CV"] == 1 and p["LANES"] == min(sweep["LANES"] * sweep["CV"], limit)
+    p = clgemm.Plan(queue, 1, 4096, 64).describe()["params"]       # wide: as the defaults
+    assert p == sweep
 
 
 def test_matvec_forms():
@@ -150,3 +150,101 @@ def test_matvec_forms():
     row, col = View(Matrix(None, 4, 4, 4), False), View(Matrix(None, 4, 4, 4), True)
     assert matvec.form(1, row) == "sweep" and matvec.form(1, col) == "dot"
     assert matvec.form(5, row) == "dot" and matvec.form(5, col) == "sweep"
+
+
+# ---------------------------------------------------------------- tuning the two forms
+
+def test_a_tuned_matvec_entry_is_what_gemm_launches(queue, rng):
+    """`tune` of a matrix-vector kernel records its winner under the form's registry key;
+    gemm() then builds the product of that form from it (the other form keeps its
+    defaults), and GEMM shapes plan as before with such entries in the database."""
+    from clgemm.tune import tune
+    res = tune("matvec-sweep", 1, 300, 700, strategy="random", budget=3, workers=1, seed=0)
+    assert res.best is not None and res.kernel == "matvec-sweep"
+    assert res.references["defaults"]["params"] == kernels.MATVEC["matvec-sweep"].defaults
+    entry = db.entries_for(queue.device)["matvec-sweep"]["1x300x700"]
+    assert entry["params"] == res.best["params"]
+    d = clgemm.Plan(queue, 1, 300, 700).describe()
+    assert (d["params_source"], d["tuned_at"], d["tuned_kernel"]) == ("tuned", "1x300x700", "matvec-sweep")
+    assert d["params"] == res.best["params"]
+    assert clgemm.Plan(queue, 300, 1, 700).describe()["params_source"] == "defaults"
+    a, b = rand(rng, 1, 700), rand(rng, 700, 300)
+    assert close(clgemm.gemm(queue, a, b), a, b, 700)
+    a, b = rand(rng, 33, 20), rand(rng, 20, 17)
+    assert close(clgemm.gemm(queue, a, b), a, b, 20)
+
+
+def test_a_new_matvec_entry_takes_effect_in_a_cached_gemm(queue, rng):
+    """gemm()'s cached plan of a matrix-vector product gives way to one built from a new
+    tuning database entry, as a GEMM plan does."""
+    a, b = rand(rng, 1, 64), rand(rng, 64, 96)
+    clgemm.gemm(queue, a, b)
+    clgemm.gemm(queue, a, b)
+    assert clgemm.cache_info()["hits"] == 1
+    held = clgemm.Plan(queue, 1, 96, 64)
+    tuned = dict(CV=8, LANES=4, UNROLL=2)
+    db.record_best(queue.device, "matvec-sweep", 1, 96, 64, tuned, 1.0)
+    got = clgemm.gemm(queue, a, b)
+    assert clgemm.cache_info()["misses"] == 2 and close(got, a, b, 64)
+    from clgemm.cache import plans
+    assert [p.describe()["params"] for p in plans.values()][-1] == tuned
+    # a Plan's parameters are fixed when it is made, the matrix-vector ones too
+    assert held.describe()["params_source"] == "defaults" and close(held(a, b), a, b, 64)
+    # B stored N x K (trans_b) runs the dot over it, found by the dot's own shape (n, 1, k)
+    db.record_best(queue.device, "matvec-dot", 96, 1, 64, dict(LW=4, RW=2, UNROLL=1), 1.0)
+    assert matvec.bases(queue.device, (1, 96, 64))["dot"] == (dict(LW=4, RW=2, UNROLL=1),
+                                                              "tuned", (96, 1, 64))
+    assert matvec.bases(queue.device, (1, 96, 64))["sweep"][0] == tuned
+    bt = np.ascontiguousarray(b.T)
+    assert close(clgemm.gemm(queue, a, bt, trans_b=True), a, b, 64)
+
+
+def test_a_matvec_entry_beyond_the_device_is_passed_over(queue, rng):
+    """An entry whose work-group the device cannot run (a hand-edited database, another
+    device's) leaves the product on the form's defaults."""
+    big = dict(CV=256, LANES=32, UNROLL=8)
+    assert kernels.MATVEC["matvec-sweep"].violations(big, queue.device)
+    db.record_best(queue.device, "matvec-sweep", 1, 96, 64, big, 1.0)
+    d = clgemm.Plan(queue, 1, 96, 64).describe()
+    assert d["params_source"] == "defaults"
+    a, b = rand(rng, 1, 64), rand(rng, 64, 96)
+    assert close(clgemm.gemm(queue, a, b), a, b, 64)
+
+
+def test_matvec_kernels_are_tuned_only_at_their_form(queue):
+    """The sweep is tuned where m = 1, the dot where n = 1; elsewhere the tune stops before
+    any worker starts, with an error naming the form, and the command line says so."""
+    from click.testing import CliRunner
+
+    from clgemm.cli import main
+    from clgemm.tune import tune
+    with pytest.raises(ValueError, match="matvec-dot.*n = 1.*m = 1, n = 5"):
+        tune("matvec-dot", 1, 5, 7, budget=1, workers=1)
+    r = CliRunner().invoke(main, ["tune", "--kernel", "matvec-sweep", "--m", "3", "--n", "5",
+                                  "--k", "7"])
+    assert r.exit_code == 2 and "where m = 1" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["tune", "--kernel", "matvec", "--m", "1"])
+    assert r.exit_code == 2 and "warpgroup-mma), matvec-sweep, matvec-dot" in r.output
+    r = CliRunner().invoke(main, ["run", "--kernel", "matvec-dot", "--n", "1"])
+    assert r.exit_code == 2 and "gemm() runs it where n = 1 and no kernel is named" in r.output
+
+
+def test_the_matvec_evaluator_fails_what_is_wrong(queue):
+    """The tuner's check of a matrix-vector configuration can fail: at the odd shape of its
+    form, and at the target shape after the timed runs."""
+    from clgemm.evaluate import MatvecEvaluator
+    params = kernels.MATVEC["matvec-dot"].defaults
+    ev = MatvecEvaluator(queue, "matvec-dot", 77, 1, 130, 2)
+    run = ev.compile(params)
+    assert ev.measure(run)["status"] == "ok"
+    a, b, c, ref = ev.target
+    ev.target = (a, b, c, ref * (1 + 1e-3))
+    assert ev.measure(run) == {"status": "wrong", "rel_error": pytest.approx(1e-3, rel=0.01),
+                               "checked": "target shape"}
+
+    class OffByOne(MatvecEvaluator):
+        def _operands_at(self, shape):
+            a, b, c, ref = super()._operands_at(shape)
+            return a, b, c, ref + (shape != self.shape)
+    ev = OffByOne(queue, "matvec-dot", 77, 1, 130, 2)
+    assert ev.measure(ev.compile(params))["checked"] == "fresh data at 133x1x262"

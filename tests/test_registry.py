@@ -17,11 +17,14 @@ class Hopper(FakeDevice):
     local_mem_size = 227 * 1024      # static local arrays that run on the H200 (device.py)
 
 
+ALL = [*kernels.GEMM.values(), *kernels.MATVEC.values(), *kernels.TRANSPOSE.values()]
+
+
 def test_every_kernel_source_exists_and_defaults_are_valid():
     """Defaults fit the 48 KB of local memory OpenCL devices commonly report, except kernel
     8's: they take 96 KB, for Hopper's 227 KB; its smallest tiles fit 48 KB."""
     from clgemm.build import kernel_dir
-    for k in list(kernels.GEMM.values()) + list(kernels.TRANSPOSE.values()):
+    for k in ALL:
         assert (kernel_dir() / k.source).is_file()
         assert k.violations(k.defaults, Hopper() if k.wgmma else FakeDevice()) == [], k.key
         if k.wgmma:
@@ -35,7 +38,7 @@ def test_kernel_sources_declare_their_parameters():
     """Each .cl file opens with #ifndef defaults for exactly the registry's parameters."""
     import re
     from clgemm.build import kernel_dir
-    for k in list(kernels.GEMM.values()) + list(kernels.TRANSPOSE.values()):
+    for k in ALL:
         src = (kernel_dir() / k.source).read_text()
         for inc in re.findall(r'#include "(\d_\w+\.cl)"', src):   # kernel 6 builds on kernel 5
             src += (kernel_dir() / inc).read_text()
@@ -114,6 +117,13 @@ def test_lookup_by_name():
     assert kernels.get("double-buffered").key == "5"
     assert kernels.get(3).key == "3"
     assert kernels.get("local", kind="transpose").key == "local"
+    assert kernels.tunable("matvec-dot") is kernels.MATVEC["matvec-dot"]
+    assert kernels.tunable("double-buffered").key == "5"
+    with pytest.raises(ValueError, match="unknown tunable kernel 'matvec'; valid kernels: 1 "
+                                         "\\(naive\\).*8 \\(warpgroup-mma\\), matvec-sweep, matvec-dot$"):
+        kernels.tunable("matvec")
+    with pytest.raises(ValueError, match="unknown gemm kernel 'matvec-sweep'"):
+        kernels.get("matvec-sweep")      # gemm(kernel=...), `run`: GEMM kernels only
 
 
 # ------------------------------------------------------------------ device facts
@@ -150,7 +160,7 @@ def test_pocl_work_group_stack_refuses_the_crashing_group(queue):
     assert f"its threads leave {stack}" in bad[0] and "ulimit -s" in bad[0]
     if device.is_pocl_cpu(queue.device):                           # the real one too
         assert any("stack on pocl's CPU device" in b for b in k.violations(POCL_CRASH, queue.device))
-    for key, kern in kernels.GEMM.items():                         # what runs by default
+    for key, kern in {**kernels.GEMM, **kernels.MATVEC}.items():   # what runs by default
         assert kern.violations(kern.defaults_for(FakePocl()), FakePocl()) == [], key
     assert device.work_group_stack(FakeDevice()) is None
 
