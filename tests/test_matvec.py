@@ -248,3 +248,32 @@ def test_the_matvec_evaluator_fails_what_is_wrong(queue):
             return a, b, c, ref + (shape != self.shape)
     ev = OffByOne(queue, "matvec-dot", 77, 1, 130, 2)
     assert ev.measure(ev.compile(params))["checked"] == "fresh data at 133x1x262"
+
+
+@pytest.mark.parametrize("key", list(kernels.MATVEC))
+def test_matvec_corners_of_the_tuned_space(queue, rng, key):
+    """The tuner may pick any point of a form's space: each corner that the device can run
+    (every parameter at the least or the most of its space) is correct at odd shapes of the
+    form, rows as wide as a float4 multiple or not, depth sliced or not."""
+    import itertools
+
+    from clgemm.launch import facts
+    kern, form = kernels.MATVEC[key], matvec.form_of(key)
+    corners = [dict(zip([p.name for p in kern.params], values)) for values in
+               itertools.product(*[(min(p.space), max(p.space)) for p in kern.params])]
+    corners = [p for p in corners if not kern.violations(p, queue.device)]
+    assert len(corners) >= 6
+    shapes = [(1, 37, 300), (1, 64, 1000)] if form == "sweep" else [(37, 1, 300), (5, 1, 1003)]
+    f = facts(queue.device)
+    sliced = set()
+    for p in corners:
+        for m, n, k in shapes:
+            a, b = rand(rng, m, k), rand(rng, k, n)
+            c = cla.empty(queue, (m, n), np.float32)
+            c.fill(np.float32(np.nan))
+            prep = matvec.prepare(queue, cla.to_device(queue, a), cla.to_device(queue, b), c,
+                                  1.0, 0.0, f, params={form: p})
+            prep.launch()
+            assert close(c.get(), a, b, k), (p, (m, n, k), prep.splits)
+            sliced.add(prep.splits > 1)
+    assert sliced == {False, True}
