@@ -27,25 +27,20 @@ def _queue(spec: str | None):
 def _kernel(kind: str):
     def convert(ctx, param, value):
         try:
-            if kind == "gemm" and str(value).strip() in kernels.MATVEC:
-                raise ValueError(f"{value} is not a GEMM kernel: gemm() runs it where "
-                                 f"{'m' if 'sweep' in value else 'n'} = 1 and no kernel is "
-                                 f"named; `clgemm tune --kernel {value}` tunes it, `clgemm "
-                                 f"bench --kernels none --shapes ...` times such calls")
             return kernels.tunable(value) if kind == "tunable" else kernels.get(value, kind=kind)
         except ValueError as e:
             raise click.BadParameter(str(e)) from None
     return convert
 
 
-def _gemm_shape(default_size: int, kind: str = "gemm"):
-    """--kernel and the problem shape, shared by `run` and `tune` (which also tunes the
-    matrix-vector kernels)."""
-    more = "" if kind == "gemm" else ", or matvec-sweep (m = 1), matvec-dot (n = 1)"
+def _gemm_shape(default_size: int):
+    """--kernel and the problem shape, shared by `run` and `tune`."""
     def wrap(f):
         for opt in reversed((
-            click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM, callback=_kernel(kind),
-                         show_default=True, help=f"GEMM kernel number (1-8) or name{more}"),
+            click.option("--kernel", "kernel", default=kernels.DEFAULT_GEMM,
+                         callback=_kernel("tunable"), show_default=True,
+                         help="GEMM kernel number (1-8) or name, or a matrix-vector kernel: "
+                              "matvec-sweep (m = 1), matvec-dot (n = 1)"),
             click.option("--size", type=click.IntRange(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
             click.option("--m", "m", type=click.IntRange(min=1), default=None,
@@ -177,7 +172,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
             "verified", "rel_error", "tolerance")
     if as_json:
         click.echo(json.dumps(verify.json_safe({key: r[key] for key in keys}
-                                                | {"kernel_name": r["kernel_name"]})))
+                                                | {"kernel_name": r["kernel_name"]}
+                                                | ({"gbps": r["gbps"]} if "gbps" in r else {}))))
     else:
         ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
         base, _, given = r["params_source"].partition("+")
@@ -187,7 +183,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         emulated = "  (MMA EMULATED in local memory on this device: slow)" \
             if (kernel.mma and not devmod.has_tf32_mma(queue.device)) \
             or (kernel.wgmma and not devmod.has_wgmma(queue.device)) else ""
-        click.echo(f"kernel   {r['kernel']} ({r['kernel_name']}: {kernel.technique}){emulated}")
+        name = f"{r['kernel_name']}: " if r["kernel_name"] != r["kernel"] else ""
+        click.echo(f"kernel   {r['kernel']} ({name}{kernel.technique}){emulated}")
         click.echo(f"params   {ps}  [{src}]")
         ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
             (" op(B)=B^T" if trans_b else "")
@@ -209,6 +206,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         peak = f"  ({100 * r['peak_fraction']:.1f}% of the{against})" \
             if "peak_fraction" in r else ""
         click.echo(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
+        if "gbps" in r:        # a matrix-vector kernel: memory bounds it
+            click.echo(f"memory   {r['gbps']:.1f} GB/s (the matrix read once, the vectors)")
         if no_check:
             click.echo("check    skipped")
         else:
@@ -222,7 +221,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 
 @main.command()
-@_gemm_shape(default_size=2048, kind="tunable")
+@_gemm_shape(default_size=2048)
 @click.option("--shapes", default=None, metavar="MxNxK,...",
               help="tune each of these shapes in turn (instead of --size/--m/--n/--k), the "
                    "time limit split between them")

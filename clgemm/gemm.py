@@ -167,6 +167,7 @@ class Plan:
         self._c_shape = self.shape[:2]
         self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
         self._own = None     # the last event this plan enqueued (clgemm.events.foreign)
+        self.record = False  # gemm()'s plans record their shapes (CLGEMM_RECORD_SHAPES=1)
 
     def _pool(self) -> Allocator:
         """The calling thread's allocator for results, found once per thread: looking the
@@ -312,6 +313,9 @@ class Plan:
         opa = a.T if self.trans_a else a
         opb = b.T if self.trans_b else b
         if self.matvec:
+            if self.record:           # the form this layout takes, at its tuning shape
+                key, shape = matvec.tuning_job(opa, opb)
+                record.note_shape(self.queue.device, key, *shape)
             prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
                                   self._allocate, {f: b[0] for f, b in self._bases.items()})
         else:
@@ -488,8 +492,9 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
                     params=params, transposed_by=transposed_by, split_k=split_k,
                     allocator=allocator, guard=guard)
     _stats["misses"] += 1
-    if not plan.matvec:                      # nothing of it to tune
-        record.note_shape(queue.device, plan.kernel, m, n, k)    # CLGEMM_RECORD_SHAPES=1 only
+    plan.record = record.enabled()          # CLGEMM_RECORD_SHAPES=1 only
+    if plan.record and not plan.matvec:     # (a matrix-vector form is known once laid out)
+        record.note_shape(queue.device, plan.kernel, m, n, k)
     db.watch(queue.device)
     try:
         key = (queue, a.shape, b.shape, trans_a, trans_b, kernel,

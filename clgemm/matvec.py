@@ -27,11 +27,10 @@ def form_of(key: str) -> str:
     return next(f for f, k in FORMS.items() if k == key)
 
 
-def form(m: int, matrix: View) -> str:
+def form(m: int, transposed: bool) -> str:
     """"sweep" when the vector runs down the matrix's rows in memory, "dot" when along them:
-    for m = 1 the matrix is op(B) (K x N), for n = 1 op(A) (M x K)."""
-    return ("sweep" if m == 1 else "dot") if not matrix.transposed else \
-        ("dot" if m == 1 else "sweep")
+    for m = 1 the matrix is op(B) (K x N), for n = 1 op(A) (M x K), lying `transposed` or not."""
+    return ("sweep" if m == 1 else "dot") if not transposed else ("dot" if m == 1 else "sweep")
 
 
 @dataclass(frozen=True)
@@ -51,13 +50,29 @@ def canonical(kind: str, R: int, L: int) -> tuple[int, int, int]:
 
 
 def check_form(key: str, m: int, n: int) -> None:
-    """A tune of a matrix-vector kernel runs it at its shape with row-major operands, which
-    takes the sweep where m = 1 and the dot where n = 1 (both where both are 1)."""
+    """A tune or run of a matrix-vector kernel names its form and has row-major operands,
+    which take the sweep where m = 1 and the dot where n = 1 (either where both are 1)."""
     sweep = key == FORMS["sweep"]
     if (m if sweep else n) != 1:
         raise ValueError(f"kernel {key} runs the vector {'down' if sweep else 'along'} the "
-                         f"matrix's rows, which row-major operands take where "
-                         f"{'m' if sweep else 'n'} = 1; it cannot be tuned at m = {m}, n = {n}")
+                         f"matrix's rows, which row-major operands (as `clgemm tune` and "
+                         f"`clgemm run` give it) take where {'m' if sweep else 'n'} = 1, "
+                         f"not at m = {m}, n = {n}")
+
+
+def tuning_job(opa, opb) -> tuple[str, tuple[int, int, int]]:
+    """(registry key, canonical shape) that tunes the form op(A) @ op(B) takes (m or n is
+    1; operands as `prepare` takes them, host or device arrays or Views), from the order its
+    matrix lies in: what `clgemm tune --recorded` tunes for it (Plan records it)."""
+    m, n = opa.shape[0], opb.shape[1]
+    x = opb if m == 1 else opa
+    if isinstance(x, View):
+        transposed = x.transposed
+    else:                     # strides of op(X): rows closer together than columns
+        transposed = min(x.shape) > 1 and abs(x.strides[0]) < abs(x.strides[1])
+    kind = form(m, transposed)
+    R, L = x.shape[::-1] if transposed else x.shape
+    return FORMS[kind], canonical(kind, R, L)
 
 
 def tuned(dev: cl.Device, kind: str, R: int, L: int) -> tuple[dict, tuple] | None:
@@ -133,7 +148,7 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
     m, n = opa.shape[0], opb.shape[1]
     vec, mat = (opa, opb) if m == 1 else (opb, opa)
-    kind = form(m, mat)
+    kind = form(m, mat.transposed)
     X, v = mat.mem, vec.mem
     R, L = X.rows, X.cols
     vw = 4 if X.ld % 4 == 0 and X.offset % 4 == 0 else 1

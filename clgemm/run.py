@@ -12,8 +12,9 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import device as devmod
-from . import build, operands, timing, verify
+from . import build, kernels, matvec, operands, timing, verify
 from .gemm import GemmPlan, prepare
+from .layout import Prepared
 from .transpose import TransposePlan
 
 FULL_CHECK_FLOPS = 2 * 2048**3   # above this, the reference covers a sample of rows
@@ -66,6 +67,13 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     complete, and the check that the output did not change)."""
     alpha, beta = scalar(alpha, "alpha"), scalar(beta, "beta")
     report = progress or (lambda stage, done=None, total=None: None)
+    if plan is None and kernel is not None and str(kernel).strip() in kernels.MATVEC:
+        if split_k != "auto" or pad != "auto":
+            raise ValueError(f"kernel {kernel} takes neither split_k nor pad: it reads the "
+                             f"matrix where it lies, its depth sliced by "
+                             f"heuristics.matvec_slices")
+        return _run_matvec(queue, m, n, k, str(kernel).strip(), params, repeat, check, alpha,
+                           beta, trans_a, trans_b, seed, progress)
     plan = plan or GemmPlan(queue, kernel, params, shape=(m, n, k), transposed_by=transposed_by,
                             pad=pad, split_k=split_k)
     # where the compiler reports registers and local memory (NVIDIA), the build must fit
@@ -76,15 +84,78 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     if footprint is not None:
         plan.kernel.check(plan.params, queue.device, footprint=footprint)
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
+    rng, ops = _operands(m, n, k, trans_a, trans_b, beta, seed, report)
+    opa, opb, c0 = ops
+    report(f"compiling kernel {plan.kernel.key} ({plan.kernel.name})")
+    prep = prepare(plan, cla.to_device(queue, opa), cla.to_device(queue, opb),
+                   None if c0 is None else c0.copy(), alpha, beta)
+    result = _measure(queue, prep, ops, alpha, beta, repeat, check, rng, progress)
+    result.update(
+        kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
+        params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
+        m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+        transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
+        padded=prep.padded, tail=prep.tail)
+    return result
+
+
+def _operands(m: int, n: int, k: int, trans_a: bool, trans_b: bool, beta: float,
+              seed: int | None, report) -> tuple:
+    """(rng, (op(A), op(B), C or None)): fresh random operands on the host."""
     rng = np.random.default_rng(seed)
     report("making random operands")
     a = verify.random_matrix(rng, *((k, m) if trans_a else (m, k)))
     b = verify.random_matrix(rng, *((n, k) if trans_b else (k, n)))
-    opa, opb = (a.T if trans_a else a), (b.T if trans_b else b)
     c0 = verify.random_matrix(rng, m, n) if beta != 0.0 else None
-    report(f"compiling kernel {plan.kernel.key} ({plan.kernel.name})")
-    prep = prepare(plan, cla.to_device(queue, opa), cla.to_device(queue, opb),
-                   None if c0 is None else c0.copy(), alpha, beta)
+    return rng, ((a.T if trans_a else a), (b.T if trans_b else b), c0)
+
+
+def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params, repeat,
+                check: bool, alpha: float, beta: float, trans_a: bool, trans_b: bool,
+                seed: int | None, progress: Progress | None) -> dict:
+    """run_gemm of a matrix-vector kernel: at a shape of its form with row-major operands,
+    as its tune runs it (matvec.check_form), from its tuned entry or defaults and `params`."""
+    kern = kernels.get(key, "matvec")
+    report = progress or (lambda stage, done=None, total=None: None)
+    if trans_a or trans_b:
+        raise ValueError(f"kernel {key} runs on row-major operands (as it is tuned); a "
+                         f"transposed operand may take the other form, which gemm() chooses")
+    matvec.check_form(key, m, n)
+    form = matvec.form_of(key)
+    R, L = (k, n) if form == "sweep" else (m, k)
+    base, source, at = matvec.base_params(queue.device, form, R, L)
+    if params:
+        base, source = kern.resolve(params, base), source + "+given"
+    kern.check(base, queue.device)
+    operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
+    rng, ops = _operands(m, n, k, False, False, beta, seed, report)
+    opa, opb, c0 = ops
+    report(f"compiling kernel {key}")
+    from .launch import facts
+    prep = matvec.prepare(queue, cla.to_device(queue, opa), cla.to_device(queue, opb),
+                          None if c0 is None else cla.to_device(queue, c0), alpha, beta,
+                          facts(queue.device), params={form: base})
+    result = _measure(queue, prep, ops, alpha, beta, repeat, check, rng, progress)
+    result.update(
+        kernel=key, kernel_name=kern.name, params=base, params_source=source,
+        tuned_at=None if at is None else "x".join(map(str, at)),
+        tuned_kernel=None if at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
+        trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
+        a_kmajor=False, padded=False, tail=None,
+        # what bounds it: the matrix read once, the vector and C
+        gbps=timing.gbps(4 * (R * L + R + 2 * (L if form == "sweep" else R)), result["ms_median"]))
+    return result
+
+
+def _measure(queue: cl.CommandQueue, prep: Prepared, ops: tuple, alpha: float, beta: float,
+             repeat: int | None, check: bool, rng: np.random.Generator,
+             progress: Progress | None) -> dict:
+    """A laid-out product warmed up, checked against float64 (its output poisoned first) and
+    timed by profiling events; then checked to have given the same output again."""
+    report = progress or (lambda stage, done=None, total=None: None)
+    opa, opb, c0 = ops
+    m, k = opa.shape
+    n = opb.shape[1]
     out = prep.out
     if c0 is None:
         operands.poison(queue, out)
@@ -117,12 +188,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         result["stable"] = bool(np.array_equal(result_host(), first, equal_nan=True))
         result["verified"] = result["verified"] and result["stable"]
     result.update(
-        kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
-        params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
-        m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-        transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
-        padded=prep.padded, splits=prep.splits, tail=prep.tail,
-        launches=len(events), **_device_fields(queue.device),
+        splits=prep.splits, launches=len(events), **_device_fields(queue.device),
         ms_median=t.median, ms_min=t.min, ms_max=t.max, repeat=repeat,
         gflops=timing.gflops(m, n, k, t.median),
     )

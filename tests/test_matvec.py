@@ -146,10 +146,8 @@ def test_matvec_fits_narrow_rows(queue):
 
 def test_matvec_forms():
     """Which way the vector runs through the matrix's memory, for each case of gemm()."""
-    from clgemm.operands import Matrix, View
-    row, col = View(Matrix(None, 4, 4, 4), False), View(Matrix(None, 4, 4, 4), True)
-    assert matvec.form(1, row) == "sweep" and matvec.form(1, col) == "dot"
-    assert matvec.form(5, row) == "dot" and matvec.form(5, col) == "sweep"
+    assert matvec.form(1, False) == "sweep" and matvec.form(1, True) == "dot"
+    assert matvec.form(5, False) == "dot" and matvec.form(5, True) == "sweep"
 
 
 # ---------------------------------------------------------------- tuning the two forms
@@ -225,8 +223,8 @@ def test_matvec_kernels_are_tuned_only_at_their_form(queue):
     assert r.exit_code == 2 and "where m = 1" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["tune", "--kernel", "matvec", "--m", "1"])
     assert r.exit_code == 2 and "warpgroup-mma), matvec-sweep, matvec-dot" in r.output
-    r = CliRunner().invoke(main, ["run", "--kernel", "matvec-dot", "--n", "1"])
-    assert r.exit_code == 2 and "gemm() runs it where n = 1 and no kernel is named" in r.output
+    r = CliRunner().invoke(main, ["run", "--kernel", "matvec-dot", "--m", "3", "--n", "2"])
+    assert r.exit_code == 2 and "where n = 1, not at m = 3, n = 2" in r.output
 
 
 def test_the_matvec_evaluator_fails_what_is_wrong(queue):
@@ -277,3 +275,57 @@ def test_matvec_corners_of_the_tuned_space(queue, rng, key):
             assert close(c.get(), a, b, k), (p, (m, n, k), prep.splits)
             sliced.add(prep.splits > 1)
     assert sliced == {False, True}
+
+
+def test_clgemm_run_runs_a_matrix_vector_kernel(queue):
+    """`clgemm run --kernel matvec-sweep|matvec-dot` builds the form as gemm() would (from
+    its tuned entry or defaults, --param over them), checks it against float64 and reports
+    its bandwidth; a transposed operand, split-K or padding is refused by name."""
+    import json as json_mod
+
+    from click.testing import CliRunner
+
+    from clgemm.cli import main
+    db.record_best(queue.device, "matvec-sweep", 1, 300, 700, dict(CV=16, LANES=4, UNROLL=2), 1.0)
+    runner = CliRunner()
+    r = runner.invoke(main, ["run", "--kernel", "matvec-sweep", "--m", "1", "--n", "301", "--k",
+                             "1100", "--beta", "0.5", "--json"])
+    out = json_mod.loads(r.output)
+    assert r.exit_code == 0 and out["verified"] and out["gbps"] > 0
+    assert (out["params"], out["params_source"], out["tuned_at"]) == \
+        (dict(CV=16, LANES=4, UNROLL=2), "tuned", "1x300x700")
+    r = runner.invoke(main, ["run", "--kernel", "matvec-dot", "--m", "77", "--n", "1", "--k",
+                             "1000", "--param", "LW=4"])
+    assert r.exit_code == 0 and "check    PASS" in r.output and "GB/s" in r.output
+    assert "LW=4 RW=8 UNROLL=8  [registry defaults, some as given]" in r.output
+    for extra, named in ((["--trans-a"], "row-major operands"), (["--split-k", "2"], "split_k"),
+                         (["--param", "CV=8"], "has no parameter 'CV'")):
+        r = runner.invoke(main, ["run", "--kernel", "matvec-dot", "--n", "1", "--size", "64"] + extra)
+        assert r.exit_code == 2 and named in r.output and "Traceback" not in r.output, extra
+
+
+def test_recorded_matrix_vector_products_are_tuned_as_their_form(queue, rng, monkeypatch):
+    """With CLGEMM_RECORD_SHAPES=1, gemm() records a product of one row or column as the
+    form its matrix's order takes, at that form's shape, and `clgemm tune --recorded` tunes
+    the form there; the entry is then the one that product is built from."""
+    import json as json_mod
+
+    from click.testing import CliRunner
+
+    from clgemm import record
+    from clgemm.cli import main
+    monkeypatch.setattr(record, "_enabled", True)
+    monkeypatch.setattr(record, "_noted", set())
+    b = rand(rng, 300, 96)                                   # K x N
+    clgemm.gemm(queue, rand(rng, 1, 300), b)                 # the vector down B's rows
+    clgemm.gemm(queue, rand(rng, 1, 300), np.ascontiguousarray(b.T), trans_b=True)  # along them
+    clgemm.gemm(queue, rand(rng, 300, 96), np.asfortranarray(rand(rng, 96, 1)))   # n = 1: dot
+    clgemm.gemm(queue, np.asfortranarray(rand(rng, 300, 96)), rand(rng, 96, 1))   # A.T stored: sweep
+    assert record.recorded(queue.device) == [("matvec-sweep", 1, 96, 300), ("matvec-dot", 96, 1, 300),
+                                             ("matvec-dot", 300, 1, 96), ("matvec-sweep", 1, 300, 96)]
+    r = CliRunner().invoke(main, ["tune", "--recorded", "--kernel", "matvec-dot", "--budget", "2",
+                                  "--workers", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    done = [(s["kernel"], s["m"], s["n"], s["k"]) for s in map(json_mod.loads, r.output.strip().splitlines())]
+    assert done == [("matvec-dot", 96, 1, 300), ("matvec-dot", 300, 1, 96)]
+    assert clgemm.Plan(queue, 300, 1, 96).describe()["tuned_at"] == "300x1x96"
