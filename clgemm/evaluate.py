@@ -208,8 +208,8 @@ class MatvecEvaluator(Evaluator):
     operands, laid out as gemm() lays the product out (matvec.prepare: the work-group fitted
     to narrow rows, the depth sliced by heuristics.matvec_slices), checked in full against
     float64 at an odd shape of its form and at the target, and timed from its first
-    launch's start to its last one's end. The slicing is the heuristic's, so there is no
-    split stage."""
+    launch's start to its last one's end. The search runs each with the slices of the
+    depth gemm() would take; the split stage times the finalists at other counts too."""
 
     def __init__(self, queue: cl.CommandQueue, kernel: str, m: int, n: int, k: int, repeat: int):
         matvec.check_form(kernel, m, n)
@@ -226,17 +226,29 @@ class MatvecEvaluator(Evaluator):
                 verify.reference(a, b))
 
     def compile(self, params: Mapping[str, int], split_k: int | str = "auto") -> _MatvecRun:
-        """The target's launches (matvec.prepare, which builds the program) on its operands."""
-        return _MatvecRun(dict(params), self._prepared(params, self.target))
+        """The target's launches (matvec.prepare, which builds the program) on its operands,
+        the depth in `split_k` slices, or as many as gemm() would cut it into ("auto")."""
+        slices = None if split_k == "auto" else int(split_k)
+        return _MatvecRun(dict(params), slices, self._prepared(params, self.target, slices))
 
-    def _prepared(self, params: Mapping[str, int], ops: tuple):
+    def _prepared(self, params: Mapping[str, int], ops: tuple, slices: int | None):
         from .launch import facts
         a, b, c, _ = ops
         return matvec.prepare(self.queue, a, b, c, 1.0, 0.0, facts(self.queue.device),
-                              params={matvec.form_of(self.kernel): params})
+                              bases={matvec.form_of(self.kernel): matvec.Base(dict(params))},
+                              slices=slices)
 
     def split_counts(self, params: Mapping[str, int]) -> list[int]:
-        return [1]
+        """1, gemm()'s own count, and powers of two up to db.MAX_SPLITS whose slices are
+        at least 16 rows (sweep) or vectors (dot) deep."""
+        counts = {1, self.compile(params).prep.splits}
+        m, n, k = self.shape
+        depth = k if m == 1 else k // (4 if k % 4 == 0 else 1)
+        s = 2
+        while s <= SPLIT_STAGE_MAX and depth // s >= 16:
+            counts.add(s)
+            s *= 2
+        return sorted(counts)
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """An odd shape of the kernel's form whose rows are as wide modulo 4 as the
@@ -249,7 +261,7 @@ class MatvecEvaluator(Evaluator):
         target with its output poisoned first and checked in full."""
         shape = self.check_shape(plan)
         ops = self._operands_at(shape)
-        err = self._error(self._prepared(plan.params, ops), ops)
+        err = self._error(self._prepared(plan.params, ops, plan.slices), ops)
         if not err <= verify.tolerance(shape[2]):
             return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
@@ -273,7 +285,8 @@ class MatvecEvaluator(Evaluator):
 class _MatvecRun:
     """A matrix-vector configuration laid out on the target's operands."""
     params: dict
-    prep: object      # layout.Prepared
+    slices: int | None     # the depth's slices, named by the split stage
+    prep: object           # layout.Prepared
 
     def launch(self) -> list:
         return self.prep.launch()

@@ -184,21 +184,15 @@ class Plan:
     def params(self) -> dict:
         return dict(self._planned()[0].params if self.matvec else self.launch.params)
 
-    def _planned(self) -> tuple[matvec.Launch, str, tuple | None]:
-        row_major = self._bases["sweep" if self.shape[0] == 1 else "dot"]
-        return matvec.planned(self.queue.device, self.shape, self.launch.facts, row_major)
+    def _planned(self) -> tuple[matvec.Launch, dict]:
+        return matvec.planned(self.queue.device, self.shape, self.launch.facts, self._bases)
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
         if self.matvec:
-            mv, source, at = self._planned()
-            key = matvec.FORMS["sweep" if m == 1 else "dot"]
-            return {"kernel": "matvec", "params": dict(mv.params), "params_source": source,
-                    "tuned_at": None if at is None else db.shape_key(*at),
-                    "tuned_kernel": None if at is None else key, "splits": mv.slices,
-                    "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
+            return self._planned()[1]
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
@@ -317,7 +311,7 @@ class Plan:
                 key, shape = matvec.tuning_job(opa, opb)
                 record.note_shape(self.queue.device, key, *shape)
             prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
-                                  self._allocate, {f: b[0] for f, b in self._bases.items()})
+                                  self._allocate, self._bases)
         else:
             prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
         order, result = None, None

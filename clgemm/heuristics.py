@@ -60,8 +60,8 @@ DEFAULTS: dict[str, float] = {
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
-    # thinner than matvec_min_depth. Measured on the CPU device only: 6.1-175x the GEMM
-    # kernel's path there (results/pocl/README.md)
+    # thinner than matvec_min_depth, where no tune timed a count (matvec_slices). Measured
+    # on the CPU device only: 6.1-175x the GEMM kernel's path there (results/pocl/README.md)
     "matvec_max": 1,
     "matvec_groups": 64,
     "matvec_min_depth": 256,
@@ -149,9 +149,23 @@ def matvec(shape: Shape, f: Facts) -> bool:
     return min(shape[0], shape[1]) <= f["matvec_max"] and max(shape) < 2**30
 
 
-def matvec_slices(across: int, depth: int, f: Facts) -> int:
-    """Slices of a matrix-vector product's depth for `across` work-groups a slice: enough
-    to reach matvec_groups a compute unit, each at least matvec_min_depth deep, at most 64."""
+def matvec_slices(across: int, depth: int, f: Facts,
+                  tuned: tuple[int, int, int] | None = None) -> int:
+    """Slices of a matrix-vector product's depth for `across` work-groups a slice. With
+    `tuned` (work-groups a slice, depth and slices of the launch a tune timed best), that
+    count at that launch, and elsewhere the power of two nearest the same total of
+    work-groups, with slices no thinner than the tuned ones or matvec_min_depth; without,
+    enough to reach matvec_groups a compute unit, each at least matvec_min_depth deep. At
+    most 64 (db.MAX_SPLITS)."""
+    if tuned is not None:
+        at_across, at_depth, count = tuned
+        if (across, depth) == (at_across, at_depth):
+            return count
+        s = 2 ** max(0, round(math.log2(at_across * count / across)))
+        thinnest = min(int(f["matvec_min_depth"]), at_depth // count)
+        while s > 1 and depth // s < thinnest:
+            s //= 2
+        return min(s, 64)
     want = -(-int(f["matvec_groups"] * f.compute_units) // across)
     return max(1, min(want, depth // int(f["matvec_min_depth"]), 64))
 

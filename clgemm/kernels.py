@@ -485,10 +485,11 @@ DEFAULT_TRANSPOSE = "local"
 
 # ------------------------------------------------- matrix-vector (one row or column of C)
 # gemm()'s path where m or n is 1 and nothing is named (clgemm.matvec), an entry per form;
-# each is tuned where row-major operands take it (sweep: m = 1, dot: n = 1).
+# each is tuned where row-major operands take it (sweep: m = 1, dot: n = 1). Their pocl
+# context is an estimate, not measured: a float4 sum and a few indices cross the barriers.
 _UNROLL = Param("UNROLL", 8, (1, 2, 4, 8, 16), "loads each work-item keeps in flight")
 _register(Kernel(
-    key="matvec-sweep", name="matvec-sweep", source="matvec.cl", kind="matvec",
+    key="matvec-sweep", name="matvec-sweep", source="matvec.cl", kind="matvec", split_k=True,
     technique="the vector runs down the matrix's rows: a work-item streams one float4 column",
     params=(Param("CV", 64, (4, 8, 16, 32, 64, 128, 256), "float4 columns a work-group covers"),
             Param("LANES", 8, (1, 2, 4, 8, 16, 32), "work-items that share the group's rows"),
@@ -498,7 +499,7 @@ _register(Kernel(
 ))
 
 _register(Kernel(
-    key="matvec-dot", name="matvec-dot", source="matvec.cl", kind="matvec",
+    key="matvec-dot", name="matvec-dot", source="matvec.cl", kind="matvec", split_k=True,
     technique="the vector runs along each row: a row's work-items add their float4 dots by a tree",
     params=(Param("LW", 32, (1, 2, 4, 8, 16, 32, 64, 128, 256), "work-items a row"),
             Param("RW", 8, (1, 2, 4, 8, 16, 32), "rows a work-group"), _UNROLL),

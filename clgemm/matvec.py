@@ -4,7 +4,8 @@ operand is copied. gemm() and Plan take this path where heuristics.matvec says s
 kernel, parameters or split count is named; `prepare` lays such a product out as the
 launches a Plan binds, as clgemm.layout.prepare does for the GEMM kernels. The two forms'
 parameters are the registry's (kernels.MATVEC), or the tuning database's entry nearest
-the product's form and shape (`tuned`): `clgemm tune --kernel matvec-sweep --m 1 ...`."""
+the product's form and shape, with the slices of the depth its tune timed best
+(`base_params`): `clgemm tune --kernel matvec-sweep --m 1 ...`."""
 
 from __future__ import annotations
 
@@ -75,29 +76,37 @@ def tuning_job(opa, opb) -> tuple[str, tuple[int, int, int]]:
     return FORMS[kind], canonical(kind, R, L)
 
 
-def tuned(dev: cl.Device, kind: str, R: int, L: int) -> tuple[dict, tuple] | None:
-    """(parameters, tuned shape) of the database's entry for this form nearest its
-    canonical shape, or None: entries beyond this device's limits are passed over."""
+@dataclass(frozen=True)
+class Base:
+    """What a product of one form starts from: its parameters, where they came from
+    ("tuned", "defaults", "+given" where some were named), and for a tuned entry its
+    canonical shape and the slices of the depth its tune measured best (None: none timed)."""
+    params: dict
+    source: str = "defaults"
+    at: tuple[int, int, int] | None = None
+    splits: int | None = None
+
+
+def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
+    """The database's entry for this form nearest its canonical shape (entries beyond this
+    device's limits passed over), else the registry defaults."""
     kern = kernels.get(FORMS[kind], "matvec")
     found = db.near(dev, kern.key, *canonical(kind, R, L),
                     usable=lambda k, e: not kern.violations(e["params"], dev))
-    return (dict(found[0][1]["params"]), found[0][1]["shape"]) if found else None
+    if not found:
+        return Base(kern.defaults)
+    e = found[0][1]
+    return Base(dict(e["params"]), "tuned", e["shape"], e.get("splits"))
 
 
-def base_params(dev: cl.Device, kind: str, R: int, L: int) -> tuple[dict, str, tuple | None]:
-    """(parameters, "tuned" or "defaults", tuned shape) a product of this form starts from."""
-    found = tuned(dev, kind, R, L)
-    if found:
-        return found[0], "tuned", found[1]
-    return kernels.get(FORMS[kind], "matvec").defaults, "defaults", None
-
-
-def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int,
-                 base: Mapping[str, int]) -> Launch:
-    """`base` fitted to the rows: rows narrower than a group's span (CV vectors, or LW
-    work-items) take fewer lanes across them and more down them (or more rows a group), so
-    that no lane idles for want of a column (1000000 x 1 x 8 ran 2x slower than kernel 5 on
-    pocl with 32 work-items a row of 2 vectors); work-groups of at most `limit` work-items."""
+def _grid(kind: str, R: int, L: int, vw: int, base: Mapping[str, int],
+          limit: int) -> tuple[dict, int, int, int]:
+    """(parameters fitted to the rows, work-groups a slice, their width, depth): rows
+    narrower than a group's span (CV vectors, or LW work-items) take fewer lanes across
+    them and more down them (or more rows a group), so that no lane idles for want of a
+    column (1000000 x 1 x 8 ran 2x slower than kernel 5 on pocl with 32 work-items a row of
+    2 vectors); work-groups of at most `limit` work-items. The depth is rows swept, or
+    whole vectors along a row."""
     p = dict(base)
     across, down = ("CV", "LANES") if kind == "sweep" else ("LW", "RW")
     width = -(-L // vw) if kind == "sweep" else L // vw          # vectors across a row
@@ -105,15 +114,37 @@ def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int,
     p[down] = max(1, min(p[down] * p[across] // fit, limit // fit))
     p[across] = fit
     if kind == "sweep":
-        groups = -(-width // fit)
-        s = heuristics.matvec_slices(groups, R, f)
+        return p, -(-width // fit), fit, R
+    return p, -(-R // p["RW"]), fit, width
+
+
+def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int, base: Base,
+                 slices: int | None = None) -> Launch:
+    """The launch over R rows of L floats (vw floats a vector) from `base`: its fitted
+    parameters, grid and slices of the depth, which are `slices` where given (the tuner's
+    split stage), else heuristics.matvec_slices, from the tuned entry's count where it has
+    one; each slice at least one row or vector deep."""
+    p, groups, fit, depth = _grid(kind, R, L, vw, base.params, limit)
+    if slices is None:
+        slices = heuristics.matvec_slices(groups, depth, f, _tuned(kind, f, limit, base))
+    s = max(1, min(slices, depth))
+    if kind == "sweep":
         return Launch(p, (groups * fit, p["LANES"], s), (fit, p["LANES"], 1), s)
-    groups = -(-R // p["RW"])
-    s = heuristics.matvec_slices(groups, width, f)
     return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s)
 
 
-def bases(dev: cl.Device, shape: tuple[int, int, int]) -> dict[str, tuple[dict, str, tuple | None]]:
+def _tuned(kind: str, f: Facts, limit: int, base: Base) -> tuple[int, int, int] | None:
+    """(work-groups a slice, depth, slices) of the tuned entry's launch at its own shape,
+    where its tune timed slice counts."""
+    if base.splits is None or base.at is None:
+        return None
+    m, n, k = base.at
+    R, L = (k, n) if kind == "sweep" else (m, k)
+    _, groups, _, depth = _grid(kind, R, L, 4 if L % 4 == 0 else 1, base.params, limit)
+    return groups, depth, base.splits
+
+
+def bases(dev: cl.Device, shape: tuple[int, int, int]) -> dict[str, Base]:
     """`base_params` of each form a product of this shape can take (which one, the orders
     of its operands decide), so that a Plan fixes its parameters when it is made."""
     m, n, k = shape
@@ -122,13 +153,18 @@ def bases(dev: cl.Device, shape: tuple[int, int, int]) -> dict[str, tuple[dict, 
 
 
 def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
-            base: tuple[dict, str, tuple | None]) -> tuple[Launch, str, tuple | None]:
-    """The launch a product of row-major operands takes from its form's `base` (one of
-    `bases`): Plan.describe, Plan.params; with where they came from and the tuned shape."""
+            bases_: Mapping[str, Base]) -> tuple[Launch, dict]:
+    """The launch a product of row-major operands takes from its form's base (of `bases`),
+    and Plan.describe's account of it."""
     m, n, k = shape
     kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
-    return launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size,
-                        base[0]), base[1], base[2]
+    base = bases_[kind]
+    mv = launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size, base)
+    tuned = base.at is not None
+    return mv, {"kernel": "matvec", "params": dict(mv.params), "params_source": base.source,
+                "tuned_at": db.shape_key(*base.at) if tuned else None,
+                "tuned_kernel": FORMS[kind] if tuned else None, "splits": mv.slices,
+                "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
 
 
 def _stride(x: Matrix) -> int:
@@ -138,12 +174,13 @@ def _stride(x: Matrix) -> int:
 
 def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: Facts,
             allocator: Callable[[int], object] | None = None,
-            params: Mapping[str, Mapping[str, int]] | None = None) -> Prepared:
+            bases: Mapping[str, Base] | None = None, slices: int | None = None) -> Prepared:
     """op(A) @ op(B) (m or n is 1) into c, or into a new m x n matrix (Prepared.out) where
     c is None, as bound launches: the matrix-vector kernel, and matvec_reduce where its
     depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones).
-    `params` gives forms their base parameters ({"sweep": ..., "dot": ...}: a Plan's
-    `bases`, the tuner's); a form it leaves out takes `base_params`."""
+    `bases` gives forms what they start from ({"sweep": Base, "dot": Base}: a Plan's, the
+    tuner's); a form it leaves out takes `base_params`. `slices` (the tuner's split stage)
+    overrides the slices of the depth."""
     align = operands.base_align(queue.device)
     opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
     m, n = opa.shape[0], opb.shape[1]
@@ -155,8 +192,8 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     incv = _stride(v)
     contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
     outputs = L if kind == "sweep" else R
-    base = (params or {}).get(kind) or base_params(queue.device, kind, R, L)[0]
-    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base)
+    base = (bases or {}).get(kind) or base_params(queue.device, kind, R, L)
+    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
     s = shape.slices
     operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
     if c is None:

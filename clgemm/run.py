@@ -123,10 +123,11 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     matvec.check_form(key, m, n)
     form = matvec.form_of(key)
     R, L = (k, n) if form == "sweep" else (m, k)
-    base, source, at = matvec.base_params(queue.device, form, R, L)
+    base = matvec.base_params(queue.device, form, R, L)
     if params:
-        base, source = kern.resolve(params, base), source + "+given"
-    kern.check(base, queue.device)
+        base = matvec.Base(kern.resolve(params, base.params), base.source + "+given", base.at,
+                           base.splits)
+    kern.check(base.params, queue.device)
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng, ops = _operands(m, n, k, False, False, beta, seed, report)
     opa, opb, c0 = ops
@@ -134,12 +135,12 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     from .launch import facts
     prep = matvec.prepare(queue, cla.to_device(queue, opa), cla.to_device(queue, opb),
                           None if c0 is None else cla.to_device(queue, c0), alpha, beta,
-                          facts(queue.device), params={form: base})
+                          facts(queue.device), bases={form: base})
     result = _measure(queue, prep, ops, alpha, beta, repeat, check, rng, progress)
     result.update(
-        kernel=key, kernel_name=kern.name, params=base, params_source=source,
-        tuned_at=None if at is None else "x".join(map(str, at)),
-        tuned_kernel=None if at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
+        kernel=key, kernel_name=kern.name, params=base.params, params_source=base.source,
+        tuned_at=None if base.at is None else "x".join(map(str, base.at)),
+        tuned_kernel=None if base.at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
         a_kmajor=False, padded=False, tail=None,
         # what bounds it: the matrix read once, the vector and C

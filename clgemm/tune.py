@@ -384,9 +384,9 @@ def _matvec_references(dev, kern: kernels.Kernel, shape) -> dict:
     out = {"defaults": {"params": dict(kern.defaults)}}
     kind = matvec.form_of(kern.key)
     m, n, k = shape
-    found = matvec.tuned(dev, kind, *((k, n) if kind == "sweep" else (m, k)))
-    if found and found[0] != kern.defaults:
-        out["before"] = {"params": found[0], "tuned_at": db.shape_key(*found[1]),
+    found = matvec.base_params(dev, kind, *((k, n) if kind == "sweep" else (m, k)))
+    if found.source == "tuned" and found.params != kern.defaults:
+        out["before"] = {"params": found.params, "tuned_at": db.shape_key(*found.at),
                          "tuned_kernel": kern.key}
     return out
 

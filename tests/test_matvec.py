@@ -190,9 +190,9 @@ def test_a_new_matvec_entry_takes_effect_in_a_cached_gemm(queue, rng):
     assert held.describe()["params_source"] == "defaults" and close(held(a, b), a, b, 64)
     # B stored N x K (trans_b) runs the dot over it, found by the dot's own shape (n, 1, k)
     db.record_best(queue.device, "matvec-dot", 96, 1, 64, dict(LW=4, RW=2, UNROLL=1), 1.0)
-    assert matvec.bases(queue.device, (1, 96, 64))["dot"] == (dict(LW=4, RW=2, UNROLL=1),
-                                                              "tuned", (96, 1, 64))
-    assert matvec.bases(queue.device, (1, 96, 64))["sweep"][0] == tuned
+    assert matvec.bases(queue.device, (1, 96, 64))["dot"] == \
+        matvec.Base(dict(LW=4, RW=2, UNROLL=1), "tuned", (96, 1, 64), None)
+    assert matvec.bases(queue.device, (1, 96, 64))["sweep"].params == tuned
     bt = np.ascontiguousarray(b.T)
     assert close(clgemm.gemm(queue, a, bt, trans_b=True), a, b, 64)
 
@@ -270,7 +270,7 @@ def test_matvec_corners_of_the_tuned_space(queue, rng, key):
             c = cla.empty(queue, (m, n), np.float32)
             c.fill(np.float32(np.nan))
             prep = matvec.prepare(queue, cla.to_device(queue, a), cla.to_device(queue, b), c,
-                                  1.0, 0.0, f, params={form: p})
+                                  1.0, 0.0, f, bases={form: matvec.Base(p)})
             prep.launch()
             assert close(c.get(), a, b, k), (p, (m, n, k), prep.splits)
             sliced.add(prep.splits > 1)
@@ -329,3 +329,33 @@ def test_recorded_matrix_vector_products_are_tuned_as_their_form(queue, rng, mon
     done = [(s["kernel"], s["m"], s["n"], s["k"]) for s in map(json_mod.loads, r.output.strip().splitlines())]
     assert done == [("matvec-dot", 96, 1, 300), ("matvec-dot", 300, 1, 96)]
     assert clgemm.Plan(queue, 300, 1, 96).describe()["tuned_at"] == "300x1x96"
+
+
+def test_matvec_slices_from_a_tuned_count():
+    """A tuned count of slices is taken at the launch it was timed at; elsewhere the power
+    of two nearest the same total of work-groups, slices no thinner than the tuned ones or
+    matvec_min_depth (256 by default)."""
+    f = heuristics.Facts(100)
+    tuned = (16, 4096, 8)                 # 16 groups a slice, 4096 deep, 8 slices
+    assert heuristics.matvec_slices(16, 4096, f, tuned) == 8
+    assert heuristics.matvec_slices(32, 4096, f, tuned) == 4       # same 128 groups
+    assert heuristics.matvec_slices(4, 8192, f, tuned) == 32
+    assert heuristics.matvec_slices(4, 1000, f, tuned) == 2        # 256 deep at the least
+    assert heuristics.matvec_slices(1, 1 << 20, f, tuned) == 64    # at most 64
+    assert heuristics.matvec_slices(256, 4096, f, tuned) == 1
+
+
+def test_a_matvec_tune_times_slice_counts_and_gemm_takes_its_count(queue, rng):
+    """The split stage times the finalists at several slice counts of the depth, each
+    checked; the winner's count goes into the entry, and a product at the tuned shape is
+    cut into that many slices (and still correct)."""
+    from clgemm.tune import tune
+    res = tune("matvec-dot", 40, 1, 4096, strategy="random", budget=3, workers=1, seed=0)
+    counts = {r["splits"] for r in res.split_stage}
+    assert {1, 2, 4, 8, 16, 32, 64} <= counts and all(r["status"] == "ok" for r in res.split_stage)
+    entry = db.entries_for(queue.device)["matvec-dot"]["40x1x4096"]
+    s = entry.get("splits", 1)
+    assert s == res.best.get("splits", 1)
+    assert clgemm.Plan(queue, 40, 1, 4096).describe()["splits"] == s
+    a, b = rand(rng, 40, 4096), rand(rng, 4096, 1)
+    assert close(clgemm.gemm(queue, a, b), a, b, 4096)
