@@ -4,6 +4,7 @@ constraints and launch geometry. `run`, `tune`, `bench` and `gemm()` all read it
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -49,9 +50,6 @@ class Geometry:
         work-items' context plus 64 KiB for the function's own."""
         lx, ly = self.local(p)
         return lx * ly * self.context(p) + 64 * 1024
-
-    def local_size(self, p: Mapping[str, int]) -> tuple[int, int]:
-        return self.local(p)
 
     def global_size(self, p: Mapping[str, int], rows: int, cols: int) -> tuple[int, int]:
         tr, tc = self.tile(p)
@@ -157,7 +155,7 @@ class Kernel:
         if bad:  # geometry of a broken point may not even be computable
             return bad
         if device is not None:
-            lx, ly = self.geometry.local_size(p)
+            lx, ly = self.geometry.local(p)
             need = self.geometry.local_bytes(p)
             bad += devmod.launch_violations(device, lx, ly, need, self.geometry.stack_bytes(p),
                                             footprint)
@@ -187,10 +185,7 @@ class Kernel:
             yield dict(zip(names, values))
 
     def space_size(self) -> int:
-        n = 1
-        for p in self.params:
-            n *= len(p.space)
-        return n
+        return math.prod(len(p.space) for p in self.params)
 
 
 def _integer(value: object) -> int | None:

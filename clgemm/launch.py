@@ -172,7 +172,7 @@ class GemmPlan:
         if workspace is not None and workspace.context != queue.context:
             raise ValueError("workspace belongs to another OpenCL context than the queue")
         self._work = workspace or Workspace(queue.context)
-        self.local = self.kernel.geometry.local_size(self.params)
+        self.local = self.kernel.geometry.local(self.params)
         self.align = self.kernel.geometry.vector(self.params)
 
     def side_queue(self) -> cl.CommandQueue:

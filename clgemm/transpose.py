@@ -23,7 +23,7 @@ class TransposePlan:
         self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
         self.kernel.check(self.params, queue.device)
         self._program = build.program(queue.context, self.kernel, self.params)
-        self.local = self.kernel.geometry.local_size(self.params)
+        self.local = self.kernel.geometry.local(self.params)
 
     def bind(self, src: Matrix, dst: Matrix) -> build.Bound:
         """dst[:src.cols, :src.rows] = src.T, as a call that enqueues it (build.bind)."""

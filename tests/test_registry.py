@@ -60,7 +60,7 @@ def test_device_limits_are_enforced():
 def test_geometry():
     k = kernels.get("5")
     p = dict(k.defaults, TSM=64, TSN=128, WPTM=16, WPTN=4)
-    assert k.geometry.local_size(p) == (32, 4)
+    assert k.geometry.local(p) == (32, 4)
     # 1000 columns -> 8 tiles of 128 along dim 0; 130 rows -> 3 tiles of 64 along dim 1
     assert k.geometry.global_size(p, 130, 1000) == (8 * 32, 3 * 4)
 
@@ -72,7 +72,7 @@ def test_tensor_core_geometry_and_build_option(queue):
     from clgemm import build, device
     k = kernels.get("7")
     p = dict(TSM=128, TSN=64, TSK=16, WM=64, WN=32)
-    assert k.geometry.local_size(p) == (64, 2)                     # 2 x 2 warps
+    assert k.geometry.local(p) == (64, 2)                     # 2 x 2 warps
     assert k.geometry.global_size(p, 130, 100) == (2 * 64, 2 * 2)
     assert k.geometry.local_bytes(p) == 2 * 4 * (128 * 16 + 16 * 64) + 4 * 6 * 128
     assert k.violations(dict(p, TSN=32, WM=128, WN=32)) == []      # one warp
@@ -187,7 +187,7 @@ if sys.argv[1] == "admitted":    # the largest admitted frame of each kernel, TS
         tm, tn = k.geometry.tile(p)
         c = gemm(q, np.ones((tm, 17), np.float32), np.ones((17, tn), np.float32), kernel=key,
                  params=p)
-        print(key, k.geometry.local_size(p), bool(np.all(c == 17)), flush=True)
+        print(key, k.geometry.local(p), bool(np.all(c == 17)), flush=True)
 else:                            # a refused one, launched past the constraints
     k, p = kernels.get(sys.argv[2]), json.loads(sys.argv[3])
     prg = build.program(q.context, k, p)
@@ -195,7 +195,7 @@ else:                            # a refused one, launched past the constraints
     mf = cl.mem_flags.READ_WRITE
     a, b, c = (cl.Buffer(q.context, mf, 4 * x) for x in (m * kk, kk * n, m * n))
     print("launching", flush=True)
-    prg.gemm(q, k.geometry.global_size(p, m, n), k.geometry.local_size(p), np.int32(m),
+    prg.gemm(q, k.geometry.global_size(p, m, n), k.geometry.local(p), np.int32(m),
              np.int32(n), np.int32(kk), np.float32(1), a, np.int32(kk), b, np.int32(n),
              np.float32(0), c, np.int32(n))
     q.finish()
