@@ -178,7 +178,9 @@ class Plan:
 
     @property
     def kernel(self) -> str:
-        return "matvec" if self.matvec else self.launch.kernel.key
+        # a matrix-vector product: the form row-major operands take (another order may
+        # take the other form)
+        return self._planned()[1]["kernel"] if self.matvec else self.launch.kernel.key
 
     @property
     def params(self) -> dict:

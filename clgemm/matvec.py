@@ -161,7 +161,7 @@ def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
     base = bases_[kind]
     mv = launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size, base)
     tuned = base.at is not None
-    return mv, {"kernel": "matvec", "params": dict(mv.params), "params_source": base.source,
+    return mv, {"kernel": FORMS[kind], "params": dict(mv.params), "params_source": base.source,
                 "tuned_at": db.shape_key(*base.at) if tuned else None,
                 "tuned_kernel": FORMS[kind] if tuned else None, "splits": mv.slices,
                 "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
