@@ -26,7 +26,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import db, operands, store, timing, verify
+from . import operands, store, timing, verify
 from . import device as devmod
 from .cache import memory_pool
 from .gemm import Plan, gemm

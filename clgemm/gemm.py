@@ -145,16 +145,21 @@ class Plan:
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(allocator if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
-        if self.guard:
+        named = matvec.named(kernel)         # a matrix-vector kernel asked for by name
+        if self.guard and not named:
             kernel, params = guards.routed(kernel, params, self.shape[2])
-        self.launch = GemmPlan(queue, kernel, params, shape=self.shape,
-                               transposed_by=transposed_by, pad=pad, split_k=split_k,
+        self.launch = GemmPlan(queue, None if named else kernel, None if named else params,
+                               shape=self.shape, transposed_by=transposed_by, pad=pad,
+                               split_k="auto" if named else split_k,
                                workspace=Workspace(queue.context, self._allocate))
         # one row or column of C and nothing named: a matrix-vector product (clgemm.matvec)
-        self.matvec = (kernel is None and params is None and split_k == "auto"
-                       and heuristics.matvec(self.shape, self.launch.facts))
-        # each form's parameters, fixed now as a GEMM plan's are (tuned entry or defaults)
-        self._bases = matvec.bases(queue.device, self.shape) if self.matvec else {}
+        self.matvec = named is not None or (
+            kernel is None and params is None and split_k == "auto"
+            and heuristics.matvec(self.shape, self.launch.facts))
+        # each form's parameters, fixed now as a GEMM plan's are (tuned entry or defaults);
+        # a kernel named: its form's only, `params` over them, its slices `split_k`
+        self._bases = matvec.bases(queue.device, self.shape, named, params) if self.matvec else {}
+        self._slices = None if named is None or split_k == "auto" else int(split_k)
         m, n, k = self.shape
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
@@ -187,7 +192,8 @@ class Plan:
         return dict(self._planned()[0].params if self.matvec else self.launch.params)
 
     def _planned(self) -> tuple[matvec.Launch, dict]:
-        return matvec.planned(self.queue.device, self.shape, self.launch.facts, self._bases)
+        return matvec.planned(self.queue.device, self.shape, self.launch.facts, self._bases,
+                              self._slices)
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
@@ -299,7 +305,7 @@ class Plan:
             return c
         m, n = self.shape[:2]
         strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
-        return _new_array(self.queue, (m, n), strides, out, pool, ev)
+        return operands.new_array(self.queue, (m, n), strides, out, pool, ev)
 
     def _lay_out(self, a, b, c, alpha: float, beta: float, bufs: tuple,
                  views: tuple | None) -> _Variant:
@@ -313,7 +319,7 @@ class Plan:
                 key, shape = matvec.tuning_job(opa, opb)
                 record.note_shape(self.queue.device, key, *shape)
             prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
-                                  self._allocate, self._bases)
+                                  self._allocate, self._bases, self._slices)
         else:
             prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
         order, result = None, None
@@ -380,31 +386,6 @@ def _product(plan: Plan) -> str:
     return f"{a} @ {b} with op(a) {m}x{k} and op(b) {k}x{n}"
 
 
-def _fast_array(queue, shape, strides, buf, allocator, ev) -> cla.Array:
-    # pyopencl's own fast constructor, which its Array operations use: the public one
-    # costs ~40 us of host time (it validates the shape with numpy), as much as the rest
-    # of a cached gemm() call
-    return cla.Array(None, shape, F32, allocator=allocator, data=buf, strides=strides,
-                     events=[ev], _fast=True, _size=shape[0] * shape[1],
-                     _context=queue.context, _queue=queue)
-
-
-def _slow_array(queue, shape, strides, buf, allocator, ev) -> cla.Array:
-    return cla.Array(queue, shape, F32, allocator=allocator, data=buf, strides=strides,
-                     events=[ev])
-
-
-def _pick_constructor():
-    try:
-        import inspect
-        if "_fast" in inspect.signature(cla.Array.__init__).parameters:
-            return _fast_array
-    except (TypeError, ValueError):
-        pass
-    return _slow_array
-
-
-_new_array = _pick_constructor()
 _NO_OFFSETS = (0, 0, 0)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, operands, timing
+from . import operands, timing
 from . import guard as guards
 from .launch import GemmPlan
 from .operands import Matrix, View, is_transposed, rounded

@@ -65,7 +65,7 @@ def tuning_job(opa, opb) -> tuple[str, tuple[int, int, int]]:
     """(registry key, canonical shape) that tunes the form op(A) @ op(B) takes (m or n is
     1; operands as `prepare` takes them, host or device arrays or Views), from the order its
     matrix lies in: what `clgemm tune --recorded` tunes for it (Plan records it)."""
-    m, n = opa.shape[0], opb.shape[1]
+    m = opa.shape[0]
     x = opb if m == 1 else opa
     if isinstance(x, View):
         transposed = x.transposed
@@ -144,22 +144,52 @@ def _tuned(kind: str, f: Facts, limit: int, base: Base) -> tuple[int, int, int] 
     return groups, depth, base.splits
 
 
-def bases(dev: cl.Device, shape: tuple[int, int, int]) -> dict[str, Base]:
-    """`base_params` of each form a product of this shape can take (which one, the orders
-    of its operands decide), so that a Plan fixes its parameters when it is made."""
+def _rows(shape: tuple[int, int, int]) -> dict[str, tuple[int, int]]:
+    """(R, L) of each form a product can take: m = 1 sweeps B (K x N) or dots B stored
+    N x K; n = 1 dots A (M x K) or sweeps A stored K x M. Row-major operands take the first."""
     m, n, k = shape
-    rows = {"sweep": (k, n), "dot": (n, k)} if m == 1 else {"dot": (m, k), "sweep": (k, m)}
-    return {kind: base_params(dev, kind, R, L) for kind, (R, L) in rows.items()}
+    return {"sweep": (k, n), "dot": (n, k)} if m == 1 else {"dot": (m, k), "sweep": (k, m)}
+
+
+def named(kernel: object) -> str | None:
+    """The registry key of a matrix-vector kernel asked for by name (gemm(kernel=...)), or
+    None for anything else."""
+    key = None if kernel is None else str(kernel).strip()
+    return key if key in kernels.MATVEC else None
+
+
+def bases(dev: cl.Device, shape: tuple[int, int, int], key: str | None = None,
+          params: Mapping[str, object] | None = None) -> dict[str, Base]:
+    """`base_params` of each form a product of this shape can take (which one, the orders
+    of its operands decide), so that a Plan fixes its parameters when it is made; with a
+    kernel named (`key`), its form's only, `params` over them (checked against the
+    registry and the device: ValueError naming what is wrong)."""
+    m, n, k = shape
+    if key is not None and 1 not in (m, n):
+        raise ValueError(f"kernel {key} multiplies a matrix by a vector: it needs m = 1 or "
+                         f"n = 1, not {m}x{n}x{k}")
+    rows = _rows(shape)
+    if key is None:
+        return {kind: base_params(dev, kind, R, L) for kind, (R, L) in rows.items()}
+    kind, kern = form_of(key), kernels.get(key, "matvec")
+    base = base_params(dev, kind, *rows[kind])
+    if params is not None:
+        base = Base(kern.resolve(params, base.params), base.source + "+given", base.at,
+                    base.splits)
+    kern.check(base.params, dev)
+    return {kind: base}
 
 
 def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
-            bases_: Mapping[str, Base]) -> tuple[Launch, dict]:
-    """The launch a product of row-major operands takes from its form's base (of `bases`),
-    and Plan.describe's account of it."""
+            bases_: Mapping[str, Base], slices: int | None = None) -> tuple[Launch, dict]:
+    """The launch a product of row-major operands takes from its form's base (of `bases`;
+    a named kernel's form where there is one), in `slices` where given, and Plan.describe's
+    account of it."""
     m, n, k = shape
-    kind, (R, L) = ("sweep", (k, n)) if m == 1 else ("dot", (m, k))
-    base = bases_[kind]
-    mv = launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size, base)
+    kind = ("sweep" if m == 1 else "dot") if len(bases_) > 1 else next(iter(bases_))
+    (R, L), base = _rows(shape)[kind], bases_[kind]
+    mv = launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size, base,
+                      slices)
     tuned = base.at is not None
     return mv, {"kernel": FORMS[kind], "params": dict(mv.params), "params_source": base.source,
                 "tuned_at": db.shape_key(*base.at) if tuned else None,
@@ -192,6 +222,10 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     incv = _stride(v)
     contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
     outputs = L if kind == "sweep" else R
+    if bases is not None and len(bases) == 1 and kind not in bases:
+        raise ValueError(f"kernel {FORMS[next(iter(bases))]} was named, but these operands "
+                         f"take {FORMS[kind]}: the vector runs {'down' if kind == 'sweep' else 'along'} "
+                         f"the rows of the matrix as it lies in memory")
     base = (bases or {}).get(kind) or base_params(queue.device, kind, R, L)
     shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
     s = shape.slices

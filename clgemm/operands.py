@@ -375,3 +375,32 @@ def check_fits(device: cl.Device, shapes: list[tuple[int, int]], host: bool = Fa
                          f"(inputs made in float64, results read back"
                          f"{', device buffers in host memory' if cpu else ''}); "
                          f"{avail / 2**30:.1f} GiB is available")
+
+
+def _fast_array(queue, shape, strides, buf, allocator, ev) -> cla.Array:
+    # pyopencl's own fast constructor, which its Array operations use: the public one
+    # costs ~40 us of host time (it validates the shape with numpy), as much as the rest
+    # of a cached gemm() call
+    return cla.Array(None, shape, F32, allocator=allocator, data=buf, strides=strides,
+                     events=[ev], _fast=True, _size=shape[0] * shape[1],
+                     _context=queue.context, _queue=queue)
+
+
+def _slow_array(queue, shape, strides, buf, allocator, ev) -> cla.Array:
+    return cla.Array(queue, shape, F32, allocator=allocator, data=buf, strides=strides,
+                     events=[ev])
+
+
+def _pick_constructor():
+    try:
+        import inspect
+        if "_fast" in inspect.signature(cla.Array.__init__).parameters:
+            return _fast_array
+    except (TypeError, ValueError):
+        pass
+    return _slow_array
+
+
+# the result Array of a gemm() call: (m, n) float32 over `buf` with `strides`, its
+# allocator, and the event that writes it
+new_array = _pick_constructor()

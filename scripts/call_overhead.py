@@ -189,7 +189,7 @@ def pieces(queue, a, b, plan, step, bound_args, number: int = 2000) -> dict[str,
     env = dict(clgemm=clgemm, queue=queue, a=a, b=b, plan=plan, step=step,
                bound_args=bound_args, db=db, operands=operands, F32=F32, ctx=queue.context,
                _plans=gemm_module._plans, pool=clgemm.memory_pool(queue), knl_=knl_, i_=i_,
-               new_array=gemm_module._new_array, ev=ev, lock=threading.RLock(),
+               new_array=operands.new_array, ev=ev, lock=threading.RLock(),
                threading=threading)
     out = {}
     for stmt in PIECES:

@@ -359,3 +359,28 @@ def test_a_matvec_tune_times_slice_counts_and_gemm_takes_its_count(queue, rng):
     assert clgemm.Plan(queue, 40, 1, 4096).describe()["splits"] == s
     a, b = rand(rng, 40, 4096), rand(rng, 4096, 1)
     assert close(clgemm.gemm(queue, a, b), a, b, 4096)
+
+
+def test_a_matrix_vector_kernel_named_runs_as_asked(queue, rng):
+    """gemm() and Plan take a matrix-vector kernel by name, with parameters and a count of
+    slices, where operands of its form are given; elsewhere an error names what is wrong."""
+    a, b = rand(rng, 1, 300), rand(rng, 300, 70)
+    got = clgemm.gemm(queue, a, b, kernel="matvec-sweep", params={"CV": 8, "UNROLL": 2}, split_k=3)
+    assert close(got, a, b, 300)
+    p = clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", params={"CV": 8}, split_k=3)
+    d = p.describe()
+    assert (d["kernel"], d["params"]["CV"], d["params_source"], d["splits"]) == \
+        ("matvec-sweep", 8, "defaults+given", 3)
+    bt = np.ascontiguousarray(b.T)                 # B stored N x K: the dot runs along it
+    got = clgemm.gemm(queue, a, bt, kernel="matvec-dot", params={"LW": 4}, trans_b=True)
+    assert close(got, a, b, 300)
+    assert clgemm.Plan(queue, 1, 70, 300, kernel="matvec-dot").describe()["kernel"] == "matvec-dot"
+    with pytest.raises(ValueError, match="kernel matvec-dot was named, but these operands take "
+                                         "matvec-sweep"):
+        clgemm.gemm(queue, a, b, kernel="matvec-dot")
+    with pytest.raises(ValueError, match="needs m = 1 or n = 1, not 2x70x300"):
+        clgemm.gemm(queue, rand(rng, 2, 300), b, kernel="matvec-sweep")
+    with pytest.raises(ValueError, match="has no parameter 'LW'"):
+        clgemm.gemm(queue, a, b, kernel="matvec-sweep", params={"LW": 4})
+    with pytest.raises(ValueError, match="CV=3 is outside"):
+        clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", params={"CV": 3})
