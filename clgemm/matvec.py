@@ -144,7 +144,7 @@ def _tuned(kind: str, f: Facts, limit: int, base: Base) -> tuple[int, int, int] 
     return groups, depth, base.splits
 
 
-def _rows(shape: tuple[int, int, int]) -> dict[str, tuple[int, int]]:
+def rows(shape: tuple[int, int, int]) -> dict[str, tuple[int, int]]:
     """(R, L) of each form a product can take: m = 1 sweeps B (K x N) or dots B stored
     N x K; n = 1 dots A (M x K) or sweeps A stored K x M. Row-major operands take the first."""
     m, n, k = shape
@@ -168,11 +168,11 @@ def bases(dev: cl.Device, shape: tuple[int, int, int], key: str | None = None,
     if key is not None and 1 not in (m, n):
         raise ValueError(f"kernel {key} multiplies a matrix by a vector: it needs m = 1 or "
                          f"n = 1, not {m}x{n}x{k}")
-    rows = _rows(shape)
+    both = rows(shape)
     if key is None:
-        return {kind: base_params(dev, kind, R, L) for kind, (R, L) in rows.items()}
+        return {kind: base_params(dev, kind, R, L) for kind, (R, L) in both.items()}
     kind, kern = form_of(key), kernels.get(key, "matvec")
-    base = base_params(dev, kind, *rows[kind])
+    base = base_params(dev, kind, *both[kind])
     if params is not None:
         base = Base(kern.resolve(params, base.params), base.source + "+given", base.at,
                     base.splits)
@@ -187,7 +187,7 @@ def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
     account of it."""
     m, n, k = shape
     kind = ("sweep" if m == 1 else "dot") if len(bases_) > 1 else next(iter(bases_))
-    (R, L), base = _rows(shape)[kind], bases_[kind]
+    (R, L), base = rows(shape)[kind], bases_[kind]
     mv = launch_shape(kind, R, L, 4 if L % 4 == 0 else 1, f, dev.max_work_group_size, base,
                       slices)
     tuned = base.at is not None

@@ -381,10 +381,10 @@ def _references(dev, kern: kernels.Kernel, shape) -> dict:
 def _matvec_references(dev, kern: kernels.Kernel, shape) -> dict:
     """_references for a matrix-vector kernel: its defaults, and the database's entry
     nearest this shape's form where that differs."""
-    out = {"defaults": {"params": dict(kern.defaults)}}
+    out = {} if kern.violations(kern.defaults, dev) else \
+        {"defaults": {"params": dict(kern.defaults)}}
     kind = matvec.form_of(kern.key)
-    m, n, k = shape
-    found = matvec.base_params(dev, kind, *((k, n) if kind == "sweep" else (m, k)))
+    found = matvec.base_params(dev, kind, *matvec.rows(tuple(shape))[kind])
     if found.source == "tuned" and found.params != kern.defaults:
         out["before"] = {"params": found.params, "tuned_at": db.shape_key(*found.at),
                          "tuned_kernel": kern.key}
