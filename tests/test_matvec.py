@@ -235,15 +235,15 @@ def test_the_matvec_evaluator_fails_what_is_wrong(queue):
     ev = MatvecEvaluator(queue, "matvec-dot", 77, 1, 130, 2)
     run = ev.compile(params)
     assert ev.measure(run)["status"] == "ok"
-    a, b, c, ref = ev.target
-    ev.target = (a, b, c, ref * (1 + 1e-3))
+    a, b, c, ref, host = ev.target
+    ev.target = (a, b, c, ref * (1 + 1e-3), host)
     assert ev.measure(run) == {"status": "wrong", "rel_error": pytest.approx(1e-3, rel=0.01),
                                "checked": "target shape"}
 
     class OffByOne(MatvecEvaluator):
         def _operands_at(self, shape):
-            a, b, c, ref = super()._operands_at(shape)
-            return a, b, c, ref + (shape != self.shape)
+            a, b, c, ref, host = super()._operands_at(shape)
+            return a, b, c, ref + (shape != self.shape), host
     ev = OffByOne(queue, "matvec-dot", 77, 1, 130, 2)
     assert ev.measure(ev.compile(params))["checked"] == "fresh data at 133x1x262"
 
@@ -384,3 +384,21 @@ def test_a_matrix_vector_kernel_named_runs_as_asked(queue, rng):
         clgemm.gemm(queue, a, b, kernel="matvec-sweep", params={"LW": 4})
     with pytest.raises(ValueError, match="CV=3 is outside"):
         clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", params={"CV": 3})
+
+
+def test_a_single_cancelling_sum_passes_the_check_and_a_missing_term_does_not(rng):
+    """verify.passes takes a 1 x 1 output whose sum cancels (the Frobenius check alone
+    failed such correct sums in 1.3% of draws), and still fails its largest term left out."""
+    cancelled = 0
+    for _ in range(2000):                       # none cancels with odds below 1e-11
+        a, b = rand(rng, 1, 9), rand(rng, 9, 1)
+        out = np.float32(0.0)
+        for j in range(9):                      # float32, in order, as a kernel sums
+            out = np.float32(out + a[0, j] * b[j, 0])
+        ref = verify.reference(a, b)
+        got = np.array([[out]])
+        cancelled += verify.rel_error(got, ref) > verify.tolerance(9)
+        assert verify.passes(got, ref, 9, a, b)
+        j = np.argmax(np.abs(a[0] * b[:, 0]))
+        assert not verify.passes(got - np.float32(a[0, j] * b[j, 0]), ref, 9, a, b)
+    assert cancelled >= 1                       # the case the check is for did occur
