@@ -174,10 +174,12 @@ def _measure(queue: cl.CommandQueue, prep: Prepared, ops: tuple, alpha: float, b
         first = result_host()
         rows = _rows_to_check(m, n, k, rng)
         report(f"verifying {len(rows)} of {m} rows against float64")
-        ref = verify.reference(opa[rows], opb, alpha, beta, None if c0 is None else c0[rows])
+        c_rows = None if c0 is None else c0[rows]
+        ref = verify.reference(opa[rows], opb, alpha, beta, c_rows)
         err = verify.rel_error(first[rows], ref)
-        result.update(rel_error=err, tolerance=verify.tolerance(k),
-                      verified=bool(err <= verify.tolerance(k)), rows_checked=len(rows))
+        ok = verify.passes(first[rows], ref, k, opa[rows], opb, alpha, beta, c_rows)
+        result.update(rel_error=err, tolerance=verify.tolerance(k), verified=ok,
+                      rows_checked=len(rows))
     report("timing", 0, repeat)
     launch, stop = _counted(prep.launch, lambda done: report("timing", done, repeat)) \
         if progress else (prep.launch, lambda: None)

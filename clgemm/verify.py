@@ -37,16 +37,19 @@ def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
     return float(num / den) if den > 0 else float(num)
 
 
-def passes(out: np.ndarray, ref: np.ndarray, k: int, a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether out (= a @ b) is within tolerance(k): as a whole (rel_error), or element by
-    element against the sum of its terms' magnitudes (|a| @ |b|), for an output of a few
-    elements whose sums cancel has no norm to be relative to: a correct 1 x 1 x 9 product
-    failed the Frobenius check in 1.3% of random draws (2026-12-04)."""
+def passes(out: np.ndarray, ref: np.ndarray, k: int, a: np.ndarray, b: np.ndarray,
+           alpha: float = 1.0, beta: float = 0.0, c: np.ndarray | None = None) -> bool:
+    """Whether out (= alpha a @ b + beta c, as `ref`) is within tolerance(k): as a whole
+    (rel_error), or element by element against the sum of its terms' magnitudes, for an
+    output of a few elements whose sums cancel has no norm to be relative to: a correct
+    1 x 1 x 9 product failed the Frobenius check in 1.3% of random draws (2026-12-04)."""
     tol = tolerance(k)
     if rel_error(out, ref) <= tol:
         return True
     out64 = out.astype(np.float64)
-    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    mag = abs(alpha) * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    if beta != 0.0 and c is not None:
+        mag = mag + abs(beta) * np.abs(c.astype(np.float64))
     return bool(np.all(np.isfinite(out64)) and np.all(np.abs(out64 - ref) <= tol * mag))
 
 

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -276,3 +277,35 @@ def test_run_names_the_peak_it_compares_with(monkeypatch, kernel, words):
                *(a for p in params for a in ("--param", p)))
     assert r.exit_code == 0, r.output
     assert words in r.output
+
+
+def test_a_single_cancelling_sum_passes_the_check_and_a_missing_term_does_not(rng):
+    """verify.passes takes a 1 x 1 output whose sum cancels (the Frobenius check alone
+    failed such correct sums in 1.3% of draws), and still fails its largest term left out."""
+    cancelled = 0
+    for _ in range(2000):                       # none cancels with odds below 1e-11
+        a, b = verify.random_matrix(rng, 1, 9), verify.random_matrix(rng, 9, 1)
+        out = np.float32(0.0)
+        for j in range(9):                      # float32, in order, as a kernel sums
+            out = np.float32(out + a[0, j] * b[j, 0])
+        ref = verify.reference(a, b)
+        got = np.array([[out]])
+        cancelled += verify.rel_error(got, ref) > verify.tolerance(9)
+        assert verify.passes(got, ref, 9, a, b)
+        j = np.argmax(np.abs(a[0] * b[:, 0]))
+        assert not verify.passes(got - np.float32(a[0, j] * b[j, 0]), ref, 9, a, b)
+    assert cancelled >= 1                       # the case the check is for did occur
+
+
+def test_clgemm_run_passes_a_correct_cancelling_sum(queue):
+    """run_gemm at 1 x 1 x 9 on seeds until its one element cancels past the Frobenius
+    tolerance: it is verified all the same (element by element against the magnitudes of
+    its terms), as gemm()'s result is right."""
+    from clgemm.run import run_gemm
+    for seed in range(3000):
+        r = run_gemm(queue, 1, 1, 9, kernel="1", params={"TS": 4}, repeat=1, seed=seed)
+        if r["rel_error"] > r["tolerance"]:
+            assert r["verified"], r
+            break
+    else:
+        pytest.fail("no seed of 3000 gave a cancelling sum")
