@@ -18,8 +18,10 @@ def check(queue, rng, m, n, k, kernel, params):
     b = verify.random_matrix(rng, k, n)
     c = clgemm.gemm(queue, a, b, kernel=kernel, params=params, guard=False)   # the kernel alone
     assert c.shape == (m, n) and c.dtype == np.float32
-    err = verify.rel_error(c, verify.reference(a, b))
-    assert err <= verify.tolerance(k), f"kernel {kernel} {params} {m}x{n}x{k}: error {err:.2e}"
+    ref = verify.reference(a, b)
+    err = verify.rel_error(c, ref)
+    # verify.passes: a one-element C (hypothesis draws m = n = 1) is a sum that may cancel
+    assert verify.passes(c, ref, k, a, b), f"kernel {kernel} {params} {m}x{n}x{k}: error {err:.2e}"
 
 
 def test_small_params_cover_every_kernel():
