@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, kernels, matvec, operands, pool, strategies, timing
+from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing
 from . import device as devmod
 from .build import BuildError
 from .evaluate import CHECK_SHAPE, SPLIT_STAGE_FILL, SPLIT_STAGE_MAX, Evaluator  # noqa: F401
@@ -86,6 +86,12 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     db.check_writable(dev, database=update_db)
     valid = [p for p in kern.space() if not kern.violations(p, dev)]
     name, note = strategies.choose(strategy, len(valid), budget)
+    if kern.kind == "gemm" and heuristics.matvec((m, n, k), launch.facts(dev)):
+        form = matvec.FORMS["sweep" if m == 1 else "dot"]
+        note = " ".join(filter(None, (note, (
+            f"note: gemm() with no kernel named runs {form} at {db.shape_key(m, n, k)}; "
+            f"this tune serves calls that name kernel {kern.key} (`clgemm tune --kernel "
+            f"{form}` tunes what gemm() runs)"))))
     with _sigterm_stops(), TuneLog(dev, kern, (m, n, k)).open(fresh) as log:
         counts = {"raw": kern.space_size(), "valid": len(valid),
                   "rejected": kern.space_size() - len(valid), "resumed": log.resumed,

@@ -384,3 +384,14 @@ def test_a_matrix_vector_kernel_named_runs_as_asked(queue, rng):
         clgemm.gemm(queue, a, b, kernel="matvec-sweep", params={"LW": 4})
     with pytest.raises(ValueError, match="CV=3 is outside"):
         clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", params={"CV": 3})
+
+
+def test_a_gemm_kernel_tuned_where_gemm_runs_matvec_says_so(queue):
+    """A tune of kernel 5 at m = 1 still runs (its entry serves calls naming kernel 5), and
+    its note says that gemm() with no kernel named runs the matrix-vector form there."""
+    from clgemm.tune import tune
+    res = tune("5", 1, 64, 64, strategy="random", budget=1, workers=1, update_db=False)
+    assert res.best is not None
+    assert "gemm() with no kernel named runs matvec-sweep at 1x64x64" in res.note
+    res = tune("5", 2, 64, 64, strategy="random", budget=1, workers=1, update_db=False)
+    assert "matvec" not in res.note
