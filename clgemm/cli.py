@@ -330,6 +330,19 @@ def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, 
     return [(kernel.key, m or size, n or size, k or size)]
 
 
+def _kernel_list(text: str) -> list[str]:
+    """--kernels: numbers, ranges (5-7) and names, matrix-vector ones too, as registry keys."""
+    keys = []
+    for part in text.split(","):
+        word = part.strip()
+        given = [str(k) for k in _int_list(word, "--kernels")] if word[:1].isdigit() else [word]
+        try:
+            keys += [kernels.tunable(key).key for key in given]
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--kernels") from None
+    return list(dict.fromkeys(keys))
+
+
 def _int_list(text: str, what: str) -> list[int]:
     out = []
     for part in text.split(","):
@@ -344,8 +357,9 @@ def _int_list(text: str, what: str) -> list[int]:
 
 @main.command()
 @click.option("--kernels", "kernel_list", default="none", show_default=True,
-              help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7,8 or 1-8; "
-                   "gemm() without a kernel (clgemm) always runs")
+              help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7,8, 1-8 or "
+                   "5,matvec-sweep (skipped where the operands do not take its form); gemm() "
+                   "without a kernel (clgemm) always runs")
 @click.option("--sizes", default=None, help="square sizes [default: 16,512,1024,2048,4096,8192 "
                                             "plus the shapes below]")
 @click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "
@@ -368,12 +382,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
 
     from . import bench as benchmod
     queue = _queue(device_spec)
-    keys = [] if kernel_list.strip() == "none" else [str(k) for k in _int_list(kernel_list, "--kernels")]
-    for key in keys:
-        try:
-            kernels.get(key)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--kernels") from None
+    keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
     shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes else
                                       (benchmod.DEFAULT_SIZES if not shapes else []))]
     if shapes:

@@ -20,6 +20,20 @@ def clblast_loads() -> bool:
         return False
 
 
+def test_bench_times_the_matrix_vector_kernels_where_their_form_is(queue, home):
+    """--kernels takes the matrix-vector kernels by name: timed and verified at a shape of
+    their form, skipped with the reason elsewhere; bad names are refused by the command."""
+    rows = benchmod.bench(queue, [None, "matvec-sweep", "matvec-dot"], [(1, 30, 70), (5, 5, 5)], [],
+                          repeat=2, rounds=1, least_ms=0)
+    by = {(r["m"], r["contender"]): r for r in rows}
+    assert by[1, "clgemm-matvec-sweep"]["status"] == "ok" and by[1, "clgemm-matvec-sweep"]["verified"]
+    assert by[1, "clgemm"]["kernel"] == by[1, "clgemm-matvec-sweep"]["kernel"] == "matvec-sweep"
+    assert "these operands take matvec-sweep" in by[1, "clgemm-matvec-dot"]["reason"]
+    assert "needs m = 1 or n = 1, not 5x5x5" in by[5, "clgemm-matvec-sweep"]["reason"]
+    r = CliRunner().invoke(main, ["bench", "--kernels", "5,matvec", "--against", "none"])
+    assert r.exit_code == 2 and "unknown tunable kernel 'matvec'" in r.output
+
+
 def test_bench_rows(queue):
     rows = benchmod.bench(queue, [None, "2", "5"], [(33, 47, 21), (64, 64, 64)],
                           ["clblast", "cublas"], repeat=2, rounds=2, least_ms=0)
