@@ -163,7 +163,8 @@ def bases(dev: cl.Device, shape: tuple[int, int, int], key: str | None = None,
     """`base_params` of each form a product of this shape can take (which one, the orders
     of its operands decide), so that a Plan fixes its parameters when it is made; with a
     kernel named (`key`), its form's only, `params` over them (checked against the
-    registry and the device: ValueError naming what is wrong)."""
+    registry and the device: ValueError naming what is wrong). Parameters nobody named
+    are fitted to the device's work-group limit by `launch_shape`, as gemm()'s own are."""
     m, n, k = shape
     if key is not None and 1 not in (m, n):
         raise ValueError(f"kernel {key} multiplies a matrix by a vector: it needs m = 1 or "
@@ -173,10 +174,10 @@ def bases(dev: cl.Device, shape: tuple[int, int, int], key: str | None = None,
         return {kind: base_params(dev, kind, R, L) for kind, (R, L) in both.items()}
     kind, kern = form_of(key), kernels.get(key, "matvec")
     base = base_params(dev, kind, *both[kind])
-    if params is not None:
+    if params is not None:         # what was asked must run as asked; the rest is fitted
         base = Base(kern.resolve(params, base.params), base.source + "+given", base.at,
                     base.splits)
-    kern.check(base.params, dev)
+        kern.check(base.params, dev)
     return {kind: base}
 
 

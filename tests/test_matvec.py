@@ -395,3 +395,24 @@ def test_a_gemm_kernel_tuned_where_gemm_runs_matvec_says_so(queue):
     assert "gemm() with no kernel named runs matvec-sweep at 1x64x64" in res.note
     res = tune("5", 2, 64, 64, strategy="random", budget=1, workers=1, update_db=False)
     assert "matvec" not in res.note
+
+
+def test_matvec_defaults_fit_a_device_with_small_work_groups(queue, rng):
+    """On a device whose work-groups hold fewer work-items than a form's defaults (256
+    against 512), a kernel named without parameters, like gemm()'s own choice, fits them to
+    the limit; parameters named beyond it are refused."""
+
+    class Small:
+        """The test's device, with a work-group limit of 256."""
+        max_work_group_size = 256
+        max_work_item_sizes = [256, 256, 256]
+
+        def __getattr__(self, name):
+            return getattr(queue.device, name)
+    dev = Small()
+    assert kernels.MATVEC["matvec-sweep"].violations(kernels.MATVEC["matvec-sweep"].defaults, dev)
+    base = matvec.bases(dev, (1, 4096, 300), "matvec-sweep")["sweep"]
+    launch, _ = matvec.planned(dev, (1, 4096, 300), heuristics.Facts(2), {"sweep": base})
+    assert launch.local_size[0] * launch.local_size[1] <= 256
+    with pytest.raises(ValueError, match="exceeds the device maximum 256"):
+        matvec.bases(dev, (1, 4096, 300), "matvec-sweep", {"CV": 128})
