@@ -92,15 +92,20 @@ inline void store_y(__global float* y, const size_t i, const float alpha, const 
         for (; i_ < (i1); i_ += (STEP)) acc += V(i_) * M(i_);                      \
     }
 
+// The arguments of both forms, in the order clgemm/matvec.py binds them (the same indices
+// serve either kernel): sizes and alpha, the matrix, the vector, beta and y, the workspace.
+#define MATVEC_ARGS                                                                    \
+    const int R, const int L, const float alpha,                                       \
+    const __global float* restrict X, const int offx, const int ldx,                   \
+    const __global float* restrict v, const int offv, const int incv,                  \
+    const float beta, __global float* y, const int offy, const int incy,               \
+    __global float* restrict W
+
 // sweep: work-item (c, lane) owns vector c of every row (VW columns) and sums rows
 // r0 + lane, r0 + lane + LANES, ... of its slice, UNROLL rows' loads at a time; the
 // group's LANES sums meet in local memory and are added in lane order.
 __kernel __attribute__((reqd_work_group_size(CV, LANES, 1)))
-void matvec_sweep(const int R, const int L, const float alpha,
-                  const __global float* restrict X, const int offx, const int ldx,
-                  const __global float* restrict v, const int offv, const int incv,
-                  const float beta, __global float* y, const int offy, const int incy,
-                  __global float* restrict W) {
+void matvec_sweep(MATVEC_ARGS) {
     const int c = get_global_id(0), lx = get_local_id(0), lane = get_local_id(1);
     const int Lv = (L + VW - 1) / VW, ldv = ldx / VW;   // vectors a row; rows apart
     SLICE(R, r0, r1)
@@ -137,11 +142,7 @@ void matvec_sweep(const int R, const int L, const float alpha,
 // of the row's whole vectors, UNROLL at a time; the last slice's lane 0 adds the row's
 // last L % VW floats; the LW sums are added by a tree in local memory.
 __kernel __attribute__((reqd_work_group_size(LW, RW, 1)))
-void matvec_dot(const int R, const int L, const float alpha,
-                const __global float* restrict X, const int offx, const int ldx,
-                const __global float* restrict v, const int offv, const int incv,
-                const float beta, __global float* y, const int offy, const int incy,
-                __global float* restrict W) {
+void matvec_dot(MATVEC_ARGS) {
     const int lane = get_local_id(0), ly = get_local_id(1);
     const int row = get_group_id(1) * RW + ly;
     const int Lw = L / VW;                       // whole vectors of a row
