@@ -242,12 +242,15 @@ class MatvecEvaluator(Evaluator):
 
     def split_counts(self, params: Mapping[str, int]) -> list[int]:
         """1, gemm()'s own count, and powers of two up to db.MAX_SPLITS whose slices are
-        at least 16 rows (sweep) or vectors (dot) deep."""
-        counts = {1, self.compile(params).prep.splits}
-        m, n, k = self.shape
-        depth = k if m == 1 else k // (4 if k % 4 == 0 else 1)
+        at least 16 rows (sweep) or vectors (dot) deep: from the target's planned launch,
+        nothing built."""
+        from .launch import facts
+        dev = self.queue.device
+        own = matvec.planned(dev, self.shape, facts(dev),
+                             {matvec.form_of(self.kernel): matvec.Base(dict(params))})[0]
+        counts = {1, own.slices}
         s = 2
-        while s <= SPLIT_STAGE_MAX and depth // s >= 16:
+        while s <= SPLIT_STAGE_MAX and own.depth // s >= 16:
             counts.add(s)
             s *= 2
         return sorted(counts)

@@ -37,11 +37,12 @@ def form(m: int, transposed: bool) -> str:
 @dataclass(frozen=True)
 class Launch:
     """One matrix-vector launch over R rows of L floats: its build's parameters, grid and
-    work-group, and slices of the depth."""
+    work-group, and slices of its depth (rows swept, or whole vectors along a row)."""
     params: dict
     global_size: tuple[int, int, int]
     local_size: tuple[int, int, int]
     slices: int
+    depth: int
 
 
 def canonical(kind: str, R: int, L: int) -> tuple[int, int, int]:
@@ -129,8 +130,8 @@ def launch_shape(kind: str, R: int, L: int, vw: int, f: Facts, limit: int, base:
         slices = heuristics.matvec_slices(groups, depth, f, _tuned(kind, f, limit, base))
     s = max(1, min(slices, depth))
     if kind == "sweep":
-        return Launch(p, (groups * fit, p["LANES"], s), (fit, p["LANES"], 1), s)
-    return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s)
+        return Launch(p, (groups * fit, p["LANES"], s), (fit, p["LANES"], 1), s, depth)
+    return Launch(p, (fit, groups * p["RW"], s), (fit, p["RW"], 1), s, depth)
 
 
 def _tuned(kind: str, f: Facts, limit: int, base: Base) -> tuple[int, int, int] | None:

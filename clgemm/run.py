@@ -122,7 +122,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
                          f"transposed operand may take the other form, which gemm() chooses")
     matvec.check_form(key, m, n)
     form = matvec.form_of(key)
-    R, L = (k, n) if form == "sweep" else (m, k)
+    R, L = matvec.rows((m, n, k))[form]
     base = matvec.bases(queue.device, (m, n, k), key, params or None)[form]
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng, ops = _operands(m, n, k, False, False, beta, seed, report)
