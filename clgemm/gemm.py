@@ -137,10 +137,8 @@ class Plan:
                             f"MemoryPool, say), not {type(allocator).__name__}")
         self.queue, self.shape = queue, (int(m), int(n), int(k))
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
-        self.trans_a, self.trans_b = bool(trans_a), bool(trans_b)
-        if not isinstance(guard, (bool, np.bool_)):
-            raise TypeError(f"guard must be True or False, not {guard!r}")
-        self.allocator, self.guard = allocator, bool(guard)
+        self.trans_a, self.trans_b = operands.flag(trans_a, "trans_a"), operands.flag(trans_b, "trans_b")
+        self.allocator, self.guard = allocator, operands.flag(guard, "guard")
         # pyopencl's MemoryPool is not made for threads: by default each calling thread
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(allocator if allocator is not None
@@ -453,6 +451,7 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     operands.check(a, "a", queue, empty=True, views=True)
     operands.check(b, "b", queue, empty=True, views=True)
     alpha, beta = operands.scalar(alpha, "alpha"), operands.scalar(beta, "beta")
+    trans_a, trans_b = operands.flag(trans_a, "trans_a"), operands.flag(trans_b, "trans_b")
     (m, k), (k2, n) = (a.shape[::-1] if trans_a else a.shape), (b.shape[::-1] if trans_b else b.shape)
     if k != k2:
         raise ValueError(f"inner dimensions differ: op(a) is {m}x{k} but op(b) is {k2}x{n}")

@@ -69,7 +69,7 @@ def check(x, name: str, queue: cl.CommandQueue, empty: bool = False,
         raise TypeError(f"{name} is a masked array; clgemm would ignore its mask (fill it first, "
                         f"e.g. {name}.filled(0))")
     if x.dtype != F32:
-        raise TypeError(f"{name} has dtype {x.dtype}; SGEMM is float32 only "
+        raise TypeError(f"{name} has dtype {x.dtype}; clgemm is float32 only "
                         f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
     if x.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got {x.ndim}-D with shape {x.shape}")
@@ -170,6 +170,15 @@ def scalar(x: object, name: str) -> float:
     if math.isfinite(v) and abs(v) > F32_MAX:
         raise ValueError(f"{name}={v!r} is beyond float32's range (the kernels compute in float32)")
     return v
+
+
+def flag(x: object, name: str) -> bool:
+    """A yes/no option as a bool: True or False (numpy's too), or the integers 1 and 0 as
+    scipy's BLAS wrappers take them. Anything else is refused: BLAS's "N" or "T" read as
+    truthy would transpose a square operand without a word."""
+    if isinstance(x, (bool, np.bool_)) or (isinstance(x, numbers.Integral) and x in (0, 1)):
+        return bool(x)
+    raise TypeError(f"{name} must be True or False, not {type(x).__name__} {x!r}")
 
 
 def check_queue(queue: object) -> None:

@@ -195,6 +195,21 @@ def test_bad_input(queue, a, b, exc, words):
         clgemm.gemm(queue, a, b)
 
 
+@pytest.mark.parametrize("bad", ["N", "no", "", 2, None])
+def test_transposes_must_be_bools(queue, bad):
+    """trans_a="N" (BLAS's no-transpose) would read as truthy and transpose a square
+    operand without a word: anything but True or False (or 1 and 0) is refused by name."""
+    a = np.ones((4, 4), np.float32)
+    for name in ("trans_a", "trans_b"):
+        with pytest.raises(TypeError, match=f"{name} must be True or False"):
+            clgemm.gemm(queue, a, a, **{name: bad})
+        with pytest.raises(TypeError, match=f"{name} must be True or False"):
+            clgemm.Plan(queue, 4, 4, 4, **{name: bad})
+    b = np.arange(16, dtype=np.float32).reshape(4, 4)
+    assert np.array_equal(clgemm.gemm(queue, a, b, trans_b=np.bool_(True)), a @ b.T)
+    assert np.array_equal(clgemm.gemm(queue, a, b, trans_b=0), a @ b)
+
+
 @pytest.mark.parametrize("as_array", [False, True])
 def test_zero_dimensions_follow_blas(queue, rng, as_array):
     """k = 0 is an empty sum: zeros, or beta * C with c (alpha is not used); m = 0 or

@@ -273,7 +273,7 @@ def test_shallow_products_still_check_the_parameters_given(queue, rng, kernel):
         clgemm.Plan(queue, 8, 8, 8, kernel=kernel, params={"TSX": 32})
 
 
-@pytest.mark.parametrize("bad", ["no", None, 0])
+@pytest.mark.parametrize("bad", ["no", None, 2])
 def test_guard_must_be_a_bool(queue, bad):
     """A guard that is not True or False is refused by name, not read as truthy."""
     a = np.ones((4, 4), F32)
