@@ -155,6 +155,11 @@ class GemmPlan:
         if self.params != base:              # measured for the entry's parameters only
             self.tuned_split = self.resident = None
         self.kernel.check(self.params, queue.device)
+        if self.split_k != "auto" and self.split_k > 1 and not self.kernel.split_k:
+            which = "" if kernel is not None else " (this device's tuned entry for the shape)"
+            raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}){which} cannot cut k "
+                             f"into slices; split_k={self.split_k} needs one that can: "
+                             + ", ".join(k.key for k in kernels.GEMM.values() if k.split_k))
         if transposed_by == "kernel" and not self.kernel.layouts:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) cannot read transposed "
                              f"operands as they lie (kernels 5 and 6 can); use "

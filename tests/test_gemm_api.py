@@ -513,7 +513,8 @@ def test_untuned_split_leaves_the_fewest_waves():
 
 def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
-    and every slice keeps at least one tile of k; kernels without split-K never split."""
+    and every slice keeps at least one tile of k; kernels without split-K never split, and
+    refuse a count asked of them."""
     from clgemm.heuristics import DEFAULTS
     SPLIT_FILL, SPLIT_MIN_K = DEFAULTS["split_fill"], DEFAULTS["split_min_k"]
     cus = queue.device.max_compute_units
@@ -532,7 +533,13 @@ def test_split_k_rule(queue):
     assert fixed.splits(5, 5, 8 * 20) == 7             # 20 tiles: 3,3,3,3,3,3,2
     assert fixed.splits(5, 5, 8 * 13) == 7             # 13 tiles: ceil(13/7)=2 each -> 7
     assert GemmPlan(queue, "5", P5, split_k=8).splits(5, 5, 8 * 13) == 7   # 2 each -> 7 slices
-    assert GemmPlan(queue, "4", dict(P5, PAD=1), split_k=8).splits(5, 5, 1000) == 1
+    assert GemmPlan(queue, "4", dict(P5, PAD=1), split_k=1).splits(5, 5, 1000) == 1
+    # a count of slices asked of a kernel that cannot split is refused, not ignored
+    with pytest.raises(ValueError, match=r"kernel 4 \(vectorized\) cannot cut k.*can: 5, 6"):
+        GemmPlan(queue, "4", dict(P5, PAD=1), split_k=8)
+    with pytest.raises(ValueError, match="kernel 3 .*cannot cut k"):
+        clgemm.gemm(queue, np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), kernel=3,
+                    split_k=2)
     for bad in (0, -2, "3", 1.5, True):
         with pytest.raises(ValueError, match="split_k must be"):
             GemmPlan(queue, "5", P5, split_k=bad)
