@@ -25,7 +25,7 @@ import pyopencl.array as cla
 
 from . import build, cache, db, degenerate, events, heuristics, matvec, operands, record
 from . import guard as guards
-from .cache import cache_info, clear_cache, memory_pool  # noqa: F401  (re-exported)
+from .cache import memory_pool
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
 from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
 from .layout import Prepared, prepare  # noqa: F401  (re-exported)

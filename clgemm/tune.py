@@ -28,13 +28,11 @@ import pyopencl as cl
 from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing
 from . import device as devmod
 from .build import BuildError
-from .evaluate import CHECK_SHAPE, SPLIT_STAGE_FILL, SPLIT_STAGE_MAX, Evaluator  # noqa: F401
-from .pool import Inbox as _Inbox  # noqa: F401
+from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
 from .pool import WorkerSetupError
 from .pool import ask as _ask
-from .strategies import TPE, Grid, MissingExtra, RandomSearch  # noqa: F401
+from .strategies import MissingExtra  # noqa: F401 - raised by tune()
 from .tunelog import Result, TuneBusy, TuneLog  # noqa: F401
-from .tunelog import key as _key
 
 STRATEGIES = strategies.NAMES
 DEFAULT_EVALUATOR = "clgemm.evaluate:Evaluator"

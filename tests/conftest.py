@@ -2,6 +2,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+import clgemm
 from clgemm import device
 
 # Small parameter sets (two per kernel) so register-blocked kernels stay fast on the CPU.
@@ -52,9 +53,7 @@ def rng() -> np.random.Generator:
 def _fresh_plans():
     """Each test starts with gemm()'s plan cache empty: a plan kept from another test would
     hide what this test's first call lays out."""
-    import sys
-    import clgemm.gemm  # noqa: F401  (the module: clgemm.gemm is also the function)
-    sys.modules["clgemm.gemm"].clear_cache()
+    clgemm.clear_cache()
 
 
 @pytest.fixture
