@@ -49,6 +49,19 @@ DEFAULT_SHAPES = ((4000, 4000, 4000), (8192, 8192, 256), (256, 8192, 8192), (409
 ODD_SHAPES = ((5003, 3001, 2039), (7919, 7919, 769), (4096, 32, 4096), (1000, 6000, 800),
               (2, 8192, 8192))
 ROUNDS = 3
+# A CPU device runs the default set up to 2048^3's work: at pocl's ~30 GFLOPS a 4096^3 call
+# takes seconds and an 8192^3 one half a minute, so the whole default set would take hours
+CPU_DEFAULT_FLOPS = 2 * 2048 ** 3
+
+
+def default_shapes(device) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The default shapes for `device`, and those left out of them (on a CPU device, the
+    products above CPU_DEFAULT_FLOPS; none elsewhere)."""
+    every = [(s, s, s) for s in DEFAULT_SIZES] + list(DEFAULT_SHAPES) + list(ODD_SHAPES)
+    if not device.type & cl.device_type.CPU:
+        return every, []
+    small = lambda s: 2 * s[0] * s[1] * s[2] <= CPU_DEFAULT_FLOPS  # noqa: E731
+    return [s for s in every if small(s)], [s for s in every if not small(s)]
 
 
 class Skipped(Exception):

@@ -361,7 +361,8 @@ def _int_list(text: str, what: str) -> list[int]:
                    "5,matvec-sweep (skipped where the operands do not take its form); gemm() "
                    "without a kernel (clgemm) always runs")
 @click.option("--sizes", default=None, help="square sizes [default: 16,512,1024,2048,4096,8192 "
-                                            "plus the shapes below]")
+                                            "plus the shapes below; on a CPU device those up "
+                                            "to 2048^3's work]")
 @click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "
                                              "8192x8192x256, 256x8192x8192, 4096x1024x4096, "
                                              "1x4096x4096, 4096x1x4096, 4096x4096x1, and the odd set "
@@ -383,17 +384,16 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     from . import bench as benchmod
     queue = _queue(device_spec)
     keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
-    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes else
-                                      (benchmod.DEFAULT_SIZES if not shapes else []))]
-    if shapes:
-        for text in shapes.split(","):
-            dims = db.parse_shape(text)
-            if dims is None:
-                raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
-                                         param_hint="--shapes")
-            shape_list.append(dims)
-    elif not sizes:
-        shape_list += list(benchmod.DEFAULT_SHAPES) + list(benchmod.ODD_SHAPES)
+    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes else [])]
+    for text in shapes.split(",") if shapes else []:
+        dims = db.parse_shape(text)
+        if dims is None:
+            raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
+                                     param_hint="--shapes")
+        shape_list.append(dims)
+    left_out = []
+    if not sizes and not shapes:
+        shape_list, left_out = benchmod.default_shapes(queue.device)
     peers = [p.strip() for p in against.split(",") if p.strip() and p.strip() != "none"]
     for p in peers:
         if p not in ("clblast", "cublas"):
@@ -414,6 +414,10 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
                                      param_hint="--clblast-params")
     console = show.full_width_console()
     console.print(f"method: {benchmod.METHOD}")
+    if left_out:
+        console.print(f"a CPU device: the default set stops at 2048^3's work; left out "
+                      f"{', '.join(db.shape_key(*s) for s in left_out)} (name them with --sizes "
+                      f"or --shapes)")
 
     def report_row(r):
         if r["status"] == "skipped":

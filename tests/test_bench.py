@@ -165,3 +165,28 @@ def test_device_span_brackets_every_kernel_of_a_call(queue):
         first, last = evs[0].profile, evs[-1].profile
         assert last.start >= first.end                    # in order: the second after the first
         assert ms * 1e6 >= (last.end - first.start) * (1 - 1e-9)   # the span covers both kernels
+
+
+def test_the_default_set_on_a_cpu_device_stops_at_2048_cubed(queue, monkeypatch, tmp_path):
+    """On the CPU device the default set keeps the products up to 2048^3's work (the whole
+    set, 8192^3 at half a minute a call, would take hours) and says which it left out;
+    elsewhere it is the whole set. Shapes named are run whatever their size."""
+    kept, left = benchmod.default_shapes(queue.device)
+    every = ([(s, s, s) for s in benchmod.DEFAULT_SIZES] + list(benchmod.DEFAULT_SHAPES)
+             + list(benchmod.ODD_SHAPES))
+    assert sorted(kept + left) == sorted(every)
+    assert (2048, 2048, 2048) in kept and (2, 8192, 8192) in kept and (4096, 32, 4096) in kept
+    assert (4096, 4096, 4096) in left and (8192, 8192, 8192) in left and (5003, 3001, 2039) in left
+    assert all(2 * m * n * k <= benchmod.CPU_DEFAULT_FLOPS for m, n, k in kept)
+
+    class GPU:
+        type = 4   # CL_DEVICE_TYPE_GPU
+    assert benchmod.default_shapes(GPU()) == (every, [])
+
+    asked = []
+    monkeypatch.setattr(benchmod, "bench", lambda q, keys, shapes, *a, **k: asked.append(shapes) or [])
+    r = CliRunner().invoke(main, ["bench", "--against", "none", "--out", str(tmp_path)])
+    assert r.exit_code == 0 and asked[-1] == kept, r.output
+    assert "left out 4096x4096x4096" in r.output and "8192x8192x8192" in r.output
+    r = CliRunner().invoke(main, ["bench", "--against", "none", "--sizes", "4096", "--out", str(tmp_path)])
+    assert r.exit_code == 0 and asked[-1] == [(4096, 4096, 4096)] and "left out" not in r.output
