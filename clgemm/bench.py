@@ -413,7 +413,8 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
             break
         stem = out / f"bench-{date}-{nth}"
     stem.with_suffix(".json").write_text(json.dumps(verify.json_safe(
-        {"device": info, "date": date, "command": command, "method": METHOD, "rows": rows}), indent=1))
+        {"device": info, "date": date, "commit": store.commit(), "command": command,
+         "method": METHOD, "rows": rows}), indent=1))
     cols = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
             "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min", "call_ms_max",
             "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing", "gbps", "verified",

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -98,3 +99,24 @@ def write_atomic(path: Path, data: object) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def commit(root: Path | None = None) -> str:
+    """The commit of the code writing a results file, for its provenance: $CLGEMM_COMMIT
+    where set (a copy of the tree without its git metadata, as on a lent GPU machine),
+    else `git rev-parse --short HEAD` of the checkout at `root` (default: the one this
+    package runs from), marked "+changes" where its tracked files differ, else "unknown"
+    (an installed copy)."""
+    if os.environ.get("CLGEMM_COMMIT"):
+        return os.environ["CLGEMM_COMMIT"]
+    root = (root or Path(__file__).parents[1]).resolve()
+    try:
+        git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True,  # noqa: E731
+                                        capture_output=True, text=True).stdout.strip()
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != root:
+            return "unknown"        # a copy inside another project's checkout
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from clgemm import GEMM
+from clgemm import GEMM, store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,14 +34,6 @@ def kernel_list(text: str) -> list[str]:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown kernels {unknown} (known: {', '.join(GEMM)})")
     return keys
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("CLGEMM_COMMIT", "unknown")
 
 
 def main() -> None:
@@ -75,7 +66,7 @@ def main() -> None:
                 r = {"kernel": key, "m": s, "error": (p.stderr.strip().splitlines() or ["?"])[-1]}
                 print(f"kernel {key} {s}^3: not run: {r['error']}", flush=True)
             rows.append(r)
-    doc = {**info, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+    doc = {**info, "date": time.strftime("%Y-%m-%d"), "commit": store.commit(ROOT),
            "command": shlex.join(["python3", "scripts/kernel_table.py", *sys.argv[1:]]),
            "method": "clgemm run --json: profiling-event median of --repeat launches after a "
                      "verified warm-up launch; fresh uniform[-1,1) data; GFLOPS = 2MNK / median",

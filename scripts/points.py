@@ -19,16 +19,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pyopencl as cl
 
-from clgemm import build, kernels
+from clgemm import build, kernels, store
 from clgemm.run import run_gemm
 
 
@@ -116,13 +114,8 @@ def main() -> None:
                   f"{all(r['verified'] for r in mine)!s:5s}  {mine[0]['params']} "
                   f"slices {mine[0].get('splits')}")
     if args.out:
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                    text=True, check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            commit = os.environ.get("CLGEMM_COMMIT", "unknown")
         Path(args.out).write_text(json.dumps({
-            "date": time.strftime("%Y-%m-%d"), "commit": os.environ.get("CLGEMM_COMMIT", commit),
+            "date": time.strftime("%Y-%m-%d"), "commit": store.commit(Path(__file__).resolve().parents[1]),
             "command": " ".join(["python3", "scripts/points.py"] + sys.argv[1:]),
             "device": queue.device.name, "driver": queue.device.driver_version, "runs": runs},
             indent=1, default=str))

@@ -6,8 +6,8 @@ the exact command and the commit of the code it was tuned with.
     python3 scripts/tune_into_shipped.py --kernel 7 --shapes 8192x8192x8192,4096x4096x4096 \
         --budget 60 --out $OUT
 
-The commit is `git rev-parse --short HEAD` (with "+changes" when the tree differs from
-it), or --commit where the tree carries no git metadata (a copy on a GPU machine).
+The commit is --commit, else $CLGEMM_COMMIT, else `git rev-parse --short HEAD` of this
+checkout (with "+changes" when the tree differs from it): clgemm.store.commit.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from clgemm import store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,18 +43,6 @@ def shapes(text: str) -> list[tuple[str, str, str]]:
     return [tuple(str(int(p)) for p in parts) for parts in out]
 
 
-def git_commit() -> str | None:
-    """HEAD of this checkout, marked when the tracked files differ from it."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               check=True, capture_output=True, text=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+changes" if dirty else "")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -70,7 +60,7 @@ def main():
     ap.add_argument("--out", default=None,
                     help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
-    commit = a.commit or git_commit() or "unknown"
+    commit = a.commit or store.commit(ROOT)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)    # before the first tune, not after it
     home = tempfile.mkdtemp(prefix="clgemm-tune-")

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from clgemm import bench as benchmod
+from clgemm import store
 from clgemm.cli import main
 
 
@@ -83,6 +84,7 @@ def test_bench_cli_writes_results(tmp_path):
     files = sorted(p.suffix for p in tmp_path.glob("*/bench-*"))
     assert ".json" in files and ".csv" in files
     doc = json.loads(next(tmp_path.glob("*/bench-*.json")).read_text())
+    assert doc["commit"] == store.commit() and doc["date"] and doc["command"].startswith("clgemm bench")
     ok = [x for x in doc["rows"] if x["contender"].startswith("clgemm")]
     assert len(ok) == 3 * 4 and all(x["verified"] for x in ok)
     assert {x["contender"] for x in ok} == {"clgemm", "clgemm-4", "clgemm-5"}
@@ -190,3 +192,28 @@ def test_the_default_set_on_a_cpu_device_stops_at_2048_cubed(queue, monkeypatch,
     assert "left out 4096x4096x4096" in r.output and "8192x8192x8192" in r.output
     r = CliRunner().invoke(main, ["bench", "--against", "none", "--sizes", "4096", "--out", str(tmp_path)])
     assert r.exit_code == 0 and asked[-1] == [(4096, 4096, 4096)] and "left out" not in r.output
+
+
+def test_results_name_the_commit_of_their_code(tmp_path, monkeypatch):
+    """store.commit, which the bench's JSON and the result scripts record: $CLGEMM_COMMIT
+    where set (a tree copied without .git), else the checkout's HEAD, "+changes" where a
+    tracked file differs from it, "unknown" outside a checkout."""
+    import subprocess
+    monkeypatch.setenv("CLGEMM_COMMIT", "abc1234")
+    assert store.commit() == "abc1234"
+    monkeypatch.delenv("CLGEMM_COMMIT")
+    assert store.commit(tmp_path) == "unknown"
+    git = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a],  # noqa: E731
+                                    cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    (tmp_path / "f").write_text("1")
+    git("add", "f")
+    git("commit", "-q", "-m", "one")
+    head = git("rev-parse", "--short", "HEAD")
+    assert store.commit(tmp_path) == head
+    (tmp_path / "g").write_text("untracked")          # untracked files do not count
+    assert store.commit(tmp_path) == head
+    (tmp_path / "f").write_text("2")
+    assert store.commit(tmp_path) == head + "+changes"
+    (tmp_path / "sub").mkdir()                        # a folder inside another checkout
+    assert store.commit(tmp_path / "sub") == "unknown"
