@@ -75,7 +75,9 @@ if [ -f .gpu/activate.sh ] && command -v nvidia-smi >/dev/null; then
   source .gpu/activate.sh >/dev/null
 fi
 export PYOPENCL_COMPILER_OUTPUT=${PYOPENCL_COMPILER_OUTPUT:-0}
-commit=${CLGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+commit=$(python3 -c "from clgemm import store; print(store.commit())" 2>/dev/null \
+         || git rev-parse --short HEAD 2>/dev/null || echo unknown)
+export CLGEMM_COMMIT=$commit     # what every result file of the job records (store.commit)
 
 {
   echo "job: $job $*"
