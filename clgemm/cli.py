@@ -282,6 +282,10 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         console.print("terminated: every finished evaluation is in the log; the same command "
                       "resumes from it")
         raise
+    except KeyboardInterrupt:
+        console.print("interrupted: every finished evaluation is in the log; the same command "
+                      "resumes from it")
+        raise SystemExit(130) from None
     if export_t4:
         res = results[0]
         doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,

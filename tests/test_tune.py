@@ -136,6 +136,27 @@ def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
     assert all(json.loads(line) for line in log.read_bytes().splitlines())
 
 
+def test_ctrl_c_of_clgemm_tune_says_how_to_resume(home):
+    """`clgemm tune` interrupted by Ctrl-C (SIGINT to its process group) says that the log
+    keeps every finished evaluation and the same command resumes, exits with 130 (as a
+    shell reports an interrupted command) and prints no traceback."""
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-m", "clgemm", "tune", "--kernel", "5", "--size", "64",
+                          "--budget", "4000", "--strategy", "random", "--workers", "1"],
+                         env=env, start_new_session=True, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 3):
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out + err)[-2000:]
+    assert "interrupted: every finished evaluation is in the log" in err
+    assert "Traceback" not in out + err, (out + err)[-2000:]
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
 def _start_tune(home, lines: int, **popen):
     """A tune of kernel 5 in a process of its own (SlowSynthetic: no OpenCL work), once its
     log has `lines` lines: (process, its children's PIDs then)."""
