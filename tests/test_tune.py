@@ -88,9 +88,7 @@ def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
                          cwd=os.path.dirname(os.path.dirname(__file__)))
     dev = device.select()
     log = db.log_path(dev, "5", 64, 64, 64)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 6):
-        time.sleep(0.1)
+    _wait_for_lines(log, 6)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     with open(log, "ab") as f:      # as if the kill landed in the middle of a write
@@ -122,9 +120,7 @@ def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
     p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
                          stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
     log = db.log_path(device.select(), "5", 64, 64, 64)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 3):
-        time.sleep(0.1)
+    _wait_for_lines(log, 3)
     os.killpg(p.pid, signal.SIGINT)
     err = p.communicate(timeout=60)[1]
     assert p.returncode == 1 and "Aborted!" in err
@@ -146,15 +142,20 @@ def test_ctrl_c_of_clgemm_tune_says_how_to_resume(home):
                          env=env, start_new_session=True, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
     log = db.log_path(device.select(), "5", 64, 64, 64)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < 3):
-        time.sleep(0.1)
+    _wait_for_lines(log, 3)
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (out + err)[-2000:]
     assert "interrupted: every finished evaluation is in the log" in err
     assert "Traceback" not in out + err, (out + err)[-2000:]
     assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def _wait_for_lines(log: Path, lines: int, within: float = 120) -> None:
+    """Until the tune's log has `lines` lines (or `within` seconds have passed)."""
+    deadline = time.time() + within
+    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < lines):
+        time.sleep(0.1)
 
 
 def _start_tune(home, lines: int, **popen):
@@ -166,9 +167,7 @@ def _start_tune(home, lines: int, **popen):
     p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
                          cwd=os.path.dirname(os.path.dirname(__file__)), **popen)
     log = db.log_path(device.select(), "5", 64, 64, 64)
-    deadline = time.time() + 120
-    while time.time() < deadline and (not log.exists() or len(log.read_bytes().splitlines()) < lines):
-        time.sleep(0.1)
+    _wait_for_lines(log, lines)
     children = _children(p.pid)
     assert len(children) >= 2, children          # the two workers (and the resource tracker)
     return p, children, log
