@@ -27,7 +27,7 @@ def _queue(spec: str | None):
 def _kernel(kind: str):
     def convert(ctx, param, value):
         try:
-            return kernels.tunable(value) if kind == "tunable" else kernels.get(value, kind=kind)
+            return kernels.get(value, kind=kind)
         except ValueError as e:
             raise click.BadParameter(str(e)) from None
     return convert

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import kernels, operands
+from .db import MAX_SPLITS
 from .operands import rounded
 
 DEFAULTS: dict[str, float] = {
@@ -156,7 +157,7 @@ def matvec_slices(across: int, depth: int, f: Facts,
     count at that launch, and elsewhere the power of two nearest the same total of
     work-groups, with slices no thinner than the tuned ones or matvec_min_depth; without,
     enough to reach matvec_groups a compute unit, each at least matvec_min_depth deep. At
-    most 64 (db.MAX_SPLITS)."""
+    most db.MAX_SPLITS."""
     if tuned is not None:
         at_across, at_depth, count = tuned
         if (across, depth) == (at_across, at_depth):
@@ -165,9 +166,9 @@ def matvec_slices(across: int, depth: int, f: Facts,
         thinnest = min(int(f["matvec_min_depth"]), at_depth // count)
         while s > 1 and depth // s < thinnest:
             s //= 2
-        return min(s, 64)
+        return min(s, MAX_SPLITS)
     want = -(-int(f["matvec_groups"] * f.compute_units) // across)
-    return max(1, min(want, depth // int(f["matvec_min_depth"]), 64))
+    return max(1, min(want, depth // int(f["matvec_min_depth"]), MAX_SPLITS))
 
 
 def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:

@@ -12,12 +12,16 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import device as devmod
-from . import build, kernels, matvec, operands, timing, verify
+from . import build, db, kernels, matvec, operands, timing, verify
 from .gemm import GemmPlan, prepare
 from .layout import Prepared
 from .transpose import TransposePlan
 
 FULL_CHECK_FLOPS = 2 * 2048**3   # above this, the reference covers a sample of rows
+
+
+def _silent(stage: str, done: int | None = None, total: int | None = None) -> None:
+    """The progress report where nobody asked for one."""
 
 
 def _repeat_for(event: cl.Event, repeat: int | None) -> int:
@@ -66,7 +70,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     compiling, the warm-up, verifying, timing, with done of total timed launches as they
     complete, and the check that the output did not change)."""
     alpha, beta = scalar(alpha, "alpha"), scalar(beta, "beta")
-    report = progress or (lambda stage, done=None, total=None: None)
+    report = progress or _silent
     if plan is None and kernel is not None and str(kernel).strip() in kernels.MATVEC:
         if split_k != "auto" or pad != "auto":
             raise ValueError(f"kernel {kernel} takes neither split_k nor pad: it reads the "
@@ -116,7 +120,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     """run_gemm of a matrix-vector kernel: at a shape of its form with row-major operands,
     as its tune runs it (matvec.check_form), from its tuned entry or defaults and `params`."""
     kern = kernels.get(key, "matvec")
-    report = progress or (lambda stage, done=None, total=None: None)
+    report = progress or _silent
     if trans_a or trans_b:
         raise ValueError(f"kernel {key} runs on row-major operands (as it is tuned); a "
                          f"transposed operand may take the other form, which gemm() chooses")
@@ -137,7 +141,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     result = _measure(queue, prep, ops, alpha, beta, repeat, check, rng, progress)
     result.update(
         kernel=key, kernel_name=kern.name, params=built, params_source=base.source,
-        tuned_at=None if base.at is None else "x".join(map(str, base.at)),
+        tuned_at=None if base.at is None else db.shape_key(*base.at),
         tuned_kernel=None if base.at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
         a_kmajor=False, padded=False, tail=None,
@@ -151,7 +155,7 @@ def _measure(queue: cl.CommandQueue, prep: Prepared, ops: tuple, alpha: float, b
              progress: Progress | None) -> dict:
     """A laid-out product warmed up, checked against float64 (its output poisoned first) and
     timed by profiling events; then checked to have given the same output again."""
-    report = progress or (lambda stage, done=None, total=None: None)
+    report = progress or _silent
     opa, opb, c0 = ops
     m, k = opa.shape
     n = opb.shape[1]
