@@ -27,6 +27,9 @@ jobs:
   ab DIR KERNEL SHAPE...         another version of the package (DIR with clgemm/ and
                                  kernels/, e.g. from `git archive COMMIT clgemm kernels`)
                                  timed against this tree, interleaved
+  points KERNEL [OPTIONS...]     parameter points (and other source files) of one kernel timed
+                                 against each other, interleaved (scripts/points.py
+                                 --kernel KERNEL --out $OUT/points.json [OPTIONS...])
   kernels [SIZES]                the kernels table at registry defaults
                                  (scripts/kernel_table.py; default 1024,2048,4096,8192,4000)
   transposes [SIZE]              naive, local and shuffle transposes against a device copy
@@ -36,7 +39,8 @@ jobs:
   cublas [SIZES]                 cuBLAS FP32 reference through torch (scripts/cublas_ref.py)
   overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
                                  launch (scripts/call_overhead.py)
-  tests [PYTEST ARGS...]         the test suite on this device, into $OUT/pytest.txt
+  tests [PYTEST ARGS...]         the test suite (or the tests named) on this device, into
+                                 $OUT/pytest.txt
   tune-rate KERNEL SIZE [OPTIONS...]
                                  configurations a second of `clgemm tune --kernel KERNEL
                                  --size SIZE` with its default options, in a fresh
@@ -62,7 +66,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|probe|ab|kernels|transposes|ptx|edges|cublas|overhead|tests|tune-rate|recorded) ;;
+  bench|tune-and-ship|probe|ab|points|kernels|transposes|ptx|edges|cublas|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -128,6 +132,11 @@ case "$job" in
     python3 scripts/ab_versions.py --versions "before=$dir,after=." --kernel "$kernel" \
       --shapes "$(echo "$@" | tr ' ' ,)" --out "$OUT/ab.jsonl" | tee "$OUT/ab.txt"
     ;;
+  points)
+    need $# 1
+    kernel=$1; shift
+    python3 scripts/points.py --kernel "$kernel" --out "$OUT/points.json" "$@" | tee "$OUT/points.txt"
+    ;;
   kernels)
     python3 scripts/kernel_table.py --kernels 1-8 --sizes "${1:-1024,2048,4096,8192,4000}" \
       --out "$OUT/kernels"
@@ -153,7 +162,7 @@ case "$job" in
     python3 scripts/call_overhead.py --json "$OUT/overhead.json" "$@" | tee "$OUT/overhead.txt"
     ;;
   tests)
-    python3 -m pytest -q -rs tests "$@" 2>&1 | tee "$OUT/pytest.txt"
+    python3 -m pytest -q -rs "${@:-tests}" 2>&1 | tee "$OUT/pytest.txt"
     ;;
   tune-rate)
     need $# 2
