@@ -33,9 +33,11 @@ def optuna_module(cma: bool = False):
         if cma:
             import cmaes  # noqa: F401
     except ImportError as e:
-        raise MissingExtra(f"the {'cma' if cma else 'tpe'} strategy needs {e.name}, which is "
+        err = MissingExtra(f"the {'cma' if cma else 'tpe'} strategy needs {e.name}, which is "
                            f"not installed: {INSTALL_TUNE} (or choose --strategy random or "
-                           f"grid)") from None
+                           f"grid)")
+        err.missing = e.name     # optuna, or cmaes beside an optuna installed alone
+        raise err from None
     return optuna
 
 
@@ -56,9 +58,10 @@ def choose(asked: str | None, n_valid: int, budget: int | None) -> tuple[str, st
         return "grid", ""
     try:
         optuna_module(cma=True)
-    except MissingExtra:
-        return "random", (f"optuna is not installed, so this tune searches at random instead "
-                          f"of with CMA-ES, which needs fewer evaluations; {INSTALL_TUNE} for it")
+    except MissingExtra as e:
+        return "random", (f"{e.missing} is not installed, so this tune searches at random "
+                          f"instead of with CMA-ES, which needs fewer evaluations; "
+                          f"{INSTALL_TUNE} for it")
     return "cma", ""
 
 

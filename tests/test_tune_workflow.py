@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 import time
 import tomllib
 import warnings
@@ -112,7 +113,13 @@ def test_the_automatic_strategy_without_optuna_searches_at_random_and_says_so(mo
     monkeypatch.setitem(sys.modules, "optuna", None)
     res = tune("5", 64, 64, 64, budget=6, workers=1, evaluator=SYN, update_db=False)
     assert res.counts["strategy"] == "random" and len(res.records) == 6
-    assert 'pip install "clgemm[tune]"' in res.note
+    assert 'pip install "clgemm[tune]"' in res.note and res.note.startswith("optuna is not")
+    # optuna installed without cmaes, which its CMA-ES sampler needs:
+    # the note names cmaes, not optuna
+    monkeypatch.setitem(sys.modules, "optuna", types.ModuleType("optuna"))
+    monkeypatch.setitem(sys.modules, "cmaes", None)
+    res = tune("5", 64, 64, 64, budget=3, workers=1, evaluator=SYN, update_db=False)
+    assert res.counts["strategy"] == "random" and res.note.startswith("cmaes is not installed")
     monkeypatch.setattr(tune_mod, "tune", lambda *a, **k: tune(*a, evaluator=SYN, **k))
     r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--size", "64", "--budget", "3",
                                   "--workers", "1"])
