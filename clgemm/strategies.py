@@ -33,11 +33,10 @@ def optuna_module(cma: bool = False):
         if cma:
             import cmaes  # noqa: F401
     except ImportError as e:
-        err = MissingExtra(f"the {'cma' if cma else 'tpe'} strategy needs {e.name}, which is "
+        # name: the package missing (optuna, or cmaes beside an optuna installed alone)
+        raise MissingExtra(f"the {'cma' if cma else 'tpe'} strategy needs {e.name}, which is "
                            f"not installed: {INSTALL_TUNE} (or choose --strategy random or "
-                           f"grid)")
-        err.missing = e.name     # optuna, or cmaes beside an optuna installed alone
-        raise err from None
+                           f"grid)", name=e.name) from None
     return optuna
 
 
@@ -59,7 +58,7 @@ def choose(asked: str | None, n_valid: int, budget: int | None) -> tuple[str, st
     try:
         optuna_module(cma=True)
     except MissingExtra as e:
-        return "random", (f"{e.missing} is not installed, so this tune searches at random "
+        return "random", (f"{e.name} is not installed, so this tune searches at random "
                           f"instead of with CMA-ES, which needs fewer evaluations; "
                           f"{INSTALL_TUNE} for it")
     return "cma", ""

@@ -5,6 +5,7 @@ import ctypes
 import json
 import os
 
+import pyopencl as cl
 import pytest
 from click.testing import CliRunner
 
@@ -177,7 +178,7 @@ def test_the_default_set_on_a_cpu_device_stops_at_2048_cubed(monkeypatch, tmp_pa
     class Device:
         def __init__(self, type_):
             self.type = type_
-    cpu, gpu = Device(2), Device(4)    # CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU
+    cpu, gpu = Device(cl.device_type.CPU), Device(cl.device_type.GPU)
     kept, left = benchmod.default_shapes(cpu)
     every = ([(s, s, s) for s in benchmod.DEFAULT_SIZES] + list(benchmod.DEFAULT_SHAPES)
              + list(benchmod.ODD_SHAPES))
