@@ -8,7 +8,8 @@ the kernel's source, given as --source NAME=FILE and written NAME:PARAMS (the ol
 of a kernel being changed, for an A/B at equal parameters); SPLIT_K=S in a point is not a
 parameter but the launch's count of k slices (kernels 5 and 6). Prints one line per point and
 shape (median over rounds, registers per work-item from the compiler where it reports
-them) and writes every run to --out as JSON.
+them) and writes every run to --out as JSON, with its wall-clock start and end (to match
+against `SMI=1`'s samples of clocks and power).
 
     python3 scripts/points.py --kernel 7 --shapes 4096x4096x4096,8192x8192x8192 \\
         --source old=old7.cl --points "old:TSM=128,TSN=64;TSM=128,TSN=64,FOLD=8" --rounds 2
@@ -89,13 +90,14 @@ def main() -> None:
                 fp = build.footprint(ctx, kern, resolved)
                 regs[i] = None if fp is None else fp[0]
             for m, n, k in shapes(args.shapes):
+                began = time.time()
                 try:
                     r = run_gemm(queue, m, n, k, kernel=kern.key, params=kparams,
                                  repeat=args.repeat, split_k=params.get("SPLIT_K", "auto"))
                 except Exception as e:   # a point that does not build or fit: say so, go on
                     r = {"error": f"{type(e).__name__}: {e}"}
                 r.update(point=i, source=src, asked=params, round=rnd, shape=f"{m}x{n}x{k}",
-                         registers=regs[i])
+                         registers=regs[i], began=began, ended=time.time())
                 runs.append(r)
                 print(json.dumps({k2: r.get(k2) for k2 in ("point", "source", "asked", "shape",
                       "gflops", "rel_error", "verified", "registers", "error")}), flush=True)
