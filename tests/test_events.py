@@ -115,6 +115,35 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
     assert close(c.get(), verify.reference(a, b, 1.0, 1.0, old_c), k)
 
 
+
+def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, waits):
+    """Calls without c on the same Arrays look at their events once while nothing changes
+    (all of this queue); a write from another queue added to a's events afterwards is
+    waited for by the next call, on the device, and its result holds the new values."""
+    m, n, k = 37, 41, 29
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+    for _ in range(3):
+        waits.clear()
+        out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
+        assert not any(waits)
+    assert close(out.get(), verify.reference(a, b), k)
+    other = cl.CommandQueue(queue.context)
+    fresh = rand(rng, m, k)
+    gate = cl.UserEvent(queue.context)
+    try:
+        write = cl.enqueue_copy(other, da.base_data, fresh, is_blocking=False,
+                                wait_for=[gate, *da.events])
+        da.add_event(write)
+        waits.clear()
+        out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
+        waited = [e for w in waits for e in w]
+        assert waited and all(e == write for e in waited), "not (only) the other queue's write"
+        assert out.events[-1].command_execution_status != cl.command_execution_status.COMPLETE
+    finally:
+        gate.set_status(cl.command_execution_status.COMPLETE)
+    assert close(out.get(), verify.reference(fresh, b), k)
+
 def test_transpose_waits_only_for_other_queues(queue, rng, waits):
     """clgemm.transpose of an Array: its own queue's earlier work needs no barrier; a write
     pending on another queue behind a user event is waited for, without blocking the host,

@@ -161,6 +161,34 @@ def test_a_plan_keeps_no_caller_buffer_alive(queue, rng):
     assert pool.active_blocks == active - 1
 
 
+
+def test_the_same_operands_again_and_others_in_their_place(queue, rng):
+    """A call with the previous call's Arrays skips their checks, holding them only by weak
+    references: the plan keeps no operand alive, and Arrays made after them (which may
+    take their ids), in another order or over another buffer, are laid out as they are."""
+    import gc
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    plan = clgemm.Plan(queue, 33, 21, 17, kernel="5", params=P5)
+    for order in ("CC", "FC", "CC", "CF", "FF", "CC"):
+        x, y = rand(rng, 33, 17, order=order[0]), rand(rng, 17, 21, order=order[1])
+        a = cla.to_device(queue, x, allocator=pool)
+        b = cla.to_device(queue, y, allocator=pool)
+        for _ in range(3):
+            out = plan(a, b)
+            assert verify.rel_error(out.get(), verify.reference(x, y)) <= verify.tolerance(17)
+        del out
+        queue.finish()
+        active = pool.active_blocks
+        del a, b
+        gc.collect()
+        assert pool.active_blocks == active - 2, f"{order}: the plan kept an operand alive"
+    pairs = []                                      # live pairs in other orders, in turn
+    for order in ("CF", "FC", "CC"):
+        x, y = rand(rng, 33, 17, order=order[0]), rand(rng, 17, 21, order=order[1])
+        pairs.append((cla.to_device(queue, x), cla.to_device(queue, y), verify.reference(x, y)))
+    for a, b, ref in pairs * 3:
+        assert verify.rel_error(plan(a, b).get(), ref) <= verify.tolerance(17)
+
 def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tmp_path):
     """CLGEMM_RECORD_SHAPES=1: each shape gemm() plans is written once, with the kernel
     that ran it, for `clgemm tune --recorded`; cached calls write nothing more."""
