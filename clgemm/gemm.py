@@ -171,7 +171,8 @@ class Plan:
         self._c_shape = self.shape[:2]
         self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
         self._own = None     # the last event this plan enqueued (clgemm.events.foreign)
-        self._hot = None     # (weakref to a, weakref to b, layout key) of the last call without c
+        self._hot = None     # weakrefs to the last call's a, b, c (or None), its layout keys
+                             # for beta zero and not
         self._calm = None    # (a's events, b's events) that foreign() last found all this queue's
         self.record = False  # gemm()'s plans record their shapes (CLGEMM_RECORD_SHAPES=1)
 
@@ -229,12 +230,14 @@ class Plan:
     def _device(self, a: cla.Array, b: cla.Array, c: cla.Array | None, alpha: float,
                 beta: float):
         hot = self._hot
-        if c is None and hot is not None and hot[0]() is a and hot[1]() is b:
+        if (hot is not None and hot[0]() is a and hot[1]() is b
+                and (hot[2] is None if c is None else hot[2] is not None and hot[2]() is c)):
             # the Arrays of the previous call again (weak references: the plan keeps no
             # caller's Array alive), which the checks below passed then and whose shape,
-            # order, buffer and context are fixed for their life
-            return self._run(hot[2], (a.base_data, b.base_data, None), _NO_OFFSETS, None,
-                             a, b, c, alpha, beta)
+            # order, buffer and context are fixed for their life; only beta may differ
+            return self._run(hot[4] if c is not None and beta != 0.0 else hot[3],
+                             (a.base_data, b.base_data, None if c is None else c.base_data),
+                             _NO_OFFSETS, None, a, b, c, alpha, beta)
         fa, fb, ctx = a.flags, b.flags, self._context
         if not (a.shape == self._a_shape and b.shape == self._b_shape
                 and (a.dtype is F32 or a.dtype == F32) and (b.dtype is F32 or b.dtype == F32)
@@ -252,8 +255,8 @@ class Plan:
         if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
                              "over an input")
-        if c is None:
-            self._hot = (weakref.ref(a), weakref.ref(b), key)
+        self._hot = (weakref.ref(a), weakref.ref(b), None if c is None else weakref.ref(c),
+                     key[:3] + (False,) + key[4:], key[:3] + (c is not None,) + key[4:])
         return self._run(key, (a.base_data, b.base_data, None if c is None else c.base_data),
                          _NO_OFFSETS, None, a, b, c, alpha, beta)
 

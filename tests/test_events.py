@@ -52,16 +52,19 @@ def _c_of(queue, rng, m, n, where):
     return big[1:1 + m, 2:2 + n], lambda: big.get()[1:1 + m, 2:2 + n]
 
 
-@pytest.mark.parametrize("how", ["gemm", "plan", "block", "k0"])
+@pytest.mark.parametrize("how", ["gemm", "plan", "block", "k0", "same"])
 def test_repeated_calls_into_one_c_leave_it_this_calls_event(queue, rng, waits, how):
-    """50 calls into one c, fresh operands each time: c carries one event after each (it
-    grew by one a call, and past 12 pyopencl made the host wait for the oldest), no call
-    passes the queue's own events as a wait list, and every result is right."""
+    """50 calls into one c, fresh operands each time (or the same ones: "same"): c carries
+    one event after each (it grew by one a call, and past 12 pyopencl made the host wait
+    for the oldest), no call passes the queue's own events as a wait list, and every
+    result is right, beta zero or not."""
     m, n, k = (37, 41, 0) if how == "k0" else (37, 41, 29)
     c, read = _c_of(queue, rng, m, n, "block" if how == "block" else "whole")
     plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5) if how == "plan" else None
+    same = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
     for i in range(CALLS):
-        a, b = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
+        a, b = same if how == "same" else (cla.to_device(queue, rand(rng, m, k)),
+                                           cla.to_device(queue, rand(rng, k, n)))
         before = read().astype(np.float64)
         alpha, beta = (1.5, 0.0) if i % 3 == 0 else (-1.0, 0.5)
         waits.clear()

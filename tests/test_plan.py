@@ -188,6 +188,20 @@ def test_the_same_operands_again_and_others_in_their_place(queue, rng):
         pairs.append((cla.to_device(queue, x), cla.to_device(queue, y), verify.reference(x, y)))
     for a, b, ref in pairs * 3:
         assert verify.rel_error(plan(a, b).get(), ref) <= verify.tolerance(17)
+    # with c: the same c again at beta zero and not, and another c (other order) in turn
+    a, b, ref = pairs[0]
+    cs = [cla.to_device(queue, rand(rng, 33, 21, order=o), allocator=pool) for o in "CF"]
+    for i, (c, beta) in enumerate([(cs[0], 0.0), (cs[0], 0.5), (cs[0], 0.0), (cs[1], 1.0),
+                                   (cs[0], -2.0), (cs[1], 0.0), (cs[1], 0.5)]):
+        before = c.get()
+        assert plan(a, b, c, alpha=1.5, beta=beta) is c
+        want = verify.reference(a.get(), b.get(), 1.5, beta, before)
+        assert verify.rel_error(c.get(), want) <= verify.tolerance(17), f"call {i}"
+    queue.finish()
+    active = pool.active_blocks
+    del c, cs
+    gc.collect()
+    assert pool.active_blocks == active - 2, "the plan kept a c alive"
 
 def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tmp_path):
     """CLGEMM_RECORD_SHAPES=1: each shape gemm() plans is written once, with the kernel
