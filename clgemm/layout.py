@@ -40,6 +40,7 @@ class Prepared:
     offsets: list[tuple] = field(default_factory=list)
     guard: guards.Guard | None = None    # the scan's flag and epochs (prepare's `guard`)
     tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
+    params: dict | None = None    # a matrix-vector launch's kernel parameters (matvec.prepare)
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:

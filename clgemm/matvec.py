@@ -261,4 +261,4 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     # an offset is set per call only where the layout found one (its key has the class)
     offsets = [o for o, x in zip(offsets, (X, v, y)) if x.offset]
     return Prepared(steps, out if out is not None else y, False, s, scalars=scalars,
-                    c_read=c_read, offsets=offsets)
+                    c_read=c_read, offsets=offsets, params=dict(shape.params))

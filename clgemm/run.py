@@ -133,14 +133,12 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     opa, opb, c0 = ops
     report(f"compiling kernel {key}")
     from .launch import facts
-    f = facts(queue.device)
-    built = matvec.planned(queue.device, (m, n, k), f, {form: base})[0].params
     prep = matvec.prepare(queue, cla.to_device(queue, opa), cla.to_device(queue, opb),
-                          None if c0 is None else cla.to_device(queue, c0), alpha, beta, f,
-                          bases={form: base})
+                          None if c0 is None else cla.to_device(queue, c0), alpha, beta,
+                          facts(queue.device), bases={form: base})
     result = _measure(queue, prep, ops, alpha, beta, repeat, check, rng, progress)
     result.update(
-        kernel=key, kernel_name=kern.name, params=built, params_source=base.source,
+        kernel=key, kernel_name=kern.name, params=prep.params, params_source=base.source,
         tuned_at=None if base.at is None else db.shape_key(*base.at),
         tuned_kernel=None if base.at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
