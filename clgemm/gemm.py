@@ -159,6 +159,7 @@ class Plan:
         # a kernel named: its form's only, `params` over them, its slices `split_k`
         self._bases = matvec.bases(queue.device, self.shape, named, params) if self.matvec else {}
         self._slices = None if named is None or split_k == "auto" else int(split_k)
+        self._matvec_launch: tuple[matvec.Launch, dict] | None = None
         m, n, k = self.shape
         self._a_shape = (k, m) if trans_a else (m, k)
         self._b_shape = (n, k) if trans_b else (k, n)
@@ -194,15 +195,19 @@ class Plan:
         return dict(self._planned()[0].params if self.matvec else self.launch.params)
 
     def _planned(self) -> tuple[matvec.Launch, dict]:
-        return matvec.planned(self.queue.device, self.shape, self.launch.facts, self._bases,
-                              self._slices)
+        # fixed with the plan (its bases, slices and facts), so worked out once
+        if self._matvec_launch is None:
+            self._matvec_launch = matvec.planned(self.queue.device, self.shape,
+                                                 self.launch.facts, self._bases, self._slices)
+        return self._matvec_launch
 
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
         g, (m, n, k) = self.launch, self.shape
         if self.matvec:
-            return self._planned()[1]
+            d = self._planned()[1]          # a copy: the plan keeps its own
+            return {**d, "params": dict(d["params"])}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
                 "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
