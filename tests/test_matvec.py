@@ -140,8 +140,11 @@ def test_matvec_fits_narrow_rows(queue):
     assert p["LW"] == 2 and p["RW"] == min(dot["RW"] * dot["LW"] // 2, limit // 2)
     p = clgemm.Plan(queue, 1, 1, 100000).describe()["params"]      # sweep: one column
     assert p["CV"] == 1 and p["LANES"] == min(sweep["LANES"] * sweep["CV"], limit)
-    p = clgemm.Plan(queue, 1, 4096, 64).describe()["params"]       # wide: as the defaults
+    plan = clgemm.Plan(queue, 1, 4096, 64)
+    p = plan.describe()["params"]                                   # wide: as the defaults
     assert p == sweep
+    p["CV"], plan.describe()["splits"] = -1, -1      # the caller's copy, not the plan's
+    assert plan.describe()["params"] == sweep == plan.params and plan.describe()["splits"] != -1
 
 
 def test_matvec_forms():
