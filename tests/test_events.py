@@ -3,6 +3,8 @@ output Array. On an in-order queue its own earlier work needs no wait list; work
 on another queue (or behind a user event) does, and the output carries only this call's
 last event, however many calls went into it."""
 
+import contextlib
+
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -39,6 +41,30 @@ def waits(monkeypatch):
     for name in ("enqueue_nd_range_kernel", "enqueue_copy", "enqueue_barrier", "enqueue_marker"):
         monkeypatch.setattr(cl, name, spy(getattr(cl, name)))
     return seen
+
+
+@contextlib.contextmanager
+def late_write(queue, target, values):
+    """A copy of `values` into the Array `target`, enqueued on another queue behind a user
+    event that is set only when the block ends, and added to target's events; yields the
+    copy's event. The copy waits for what target has pending too, as any writer from
+    another queue must: without it, under load an earlier kernel into target ran after the
+    copy and overwrote it (a race of the test's own making, seen on 2 cores)."""
+    other = cl.CommandQueue(queue.context)
+    gate = cl.UserEvent(queue.context)
+    try:
+        write = cl.enqueue_copy(other, target.base_data, values, is_blocking=False,
+                                wait_for=[gate, *target.events])
+        target.add_event(write)
+        yield write
+    finally:
+        gate.set_status(cl.command_execution_status.COMPLETE)
+
+
+def waited_only_for(waits, write) -> bool:
+    """Whether the enqueues spied on named a wait list, and nothing in it but `write`."""
+    waited = [e for w in waits for e in w]
+    return bool(waited) and all(e == write for e in waited)
 
 
 def _c_of(queue, rng, m, n, where):
@@ -86,7 +112,6 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
     the call waits for that copy on the device (and for nothing of its own queue), without
     blocking the host, and its result holds the values written after the user event."""
     m, n, k = 37, 41, 29
-    other = cl.CommandQueue(queue.context)
     a, b = rand(rng, m, k), rand(rng, k, n)
     da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
     c = cla.to_device(queue, rand(rng, m, n))
@@ -99,24 +124,13 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
     else:                    # c's new values arrive late
         target = c
         written = old_c = rand(rng, m, n)
-    gate = cl.UserEvent(queue.context)
-    try:
-        # the copy waits for what target has pending too, as any writer from another
-        # queue must: without it, under load the previous call's kernel into c ran after
-        # the copy and overwrote it (a race of the test's own making, seen on 2 cores)
-        write = cl.enqueue_copy(other, target.base_data, written, is_blocking=False,
-                                wait_for=[gate, *target.events])
-        target.add_event(write)
+    with late_write(queue, target, written) as write:
         waits.clear()
         clgemm.gemm(queue, da, db_, c, beta=1.0, kernel="5", params=P5)
-        waited = [e for w in waits for e in w]
-        assert waited and all(e == write for e in waited), "not (only) the other queue's write"
+        assert waited_only_for(waits, write), "not (only) the other queue's write"
         assert len(c.events) == 1
         assert c.events[0].command_execution_status != cl.command_execution_status.COMPLETE
-    finally:
-        gate.set_status(cl.command_execution_status.COMPLETE)
     assert close(c.get(), verify.reference(a, b, 1.0, 1.0, old_c), k)
-
 
 
 def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, waits):
@@ -131,21 +145,14 @@ def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, w
         out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
         assert not any(waits)
     assert close(out.get(), verify.reference(a, b), k)
-    other = cl.CommandQueue(queue.context)
     fresh = rand(rng, m, k)
-    gate = cl.UserEvent(queue.context)
-    try:
-        write = cl.enqueue_copy(other, da.base_data, fresh, is_blocking=False,
-                                wait_for=[gate, *da.events])
-        da.add_event(write)
+    with late_write(queue, da, fresh) as write:
         waits.clear()
         out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
-        waited = [e for w in waits for e in w]
-        assert waited and all(e == write for e in waited), "not (only) the other queue's write"
+        assert waited_only_for(waits, write), "not (only) the other queue's write"
         assert out.events[-1].command_execution_status != cl.command_execution_status.COMPLETE
-    finally:
-        gate.set_status(cl.command_execution_status.COMPLETE)
     assert close(out.get(), verify.reference(fresh, b), k)
+
 
 def test_transpose_waits_only_for_other_queues(queue, rng, waits):
     """clgemm.transpose of an Array: its own queue's earlier work needs no barrier; a write
@@ -158,16 +165,9 @@ def test_transpose_waits_only_for_other_queues(queue, rng, waits):
     out = clgemm.transpose(queue, da)
     assert not any(waits), waits                     # nothing named of its own queue
     assert np.array_equal(out.get(), a.T)
-    other = cl.CommandQueue(queue.context)
     fresh = rand(rng, 37, 53)
-    gate = cl.UserEvent(queue.context)
-    try:
-        write = cl.enqueue_copy(other, da.base_data, fresh, is_blocking=False, wait_for=[gate])
-        da.add_event(write)
+    with late_write(queue, da, fresh) as write:
         waits.clear()
         out = clgemm.transpose(queue, da)
-        waited = [e for w in waits for e in w]
-        assert waited and all(e == write for e in waited), waited
-    finally:
-        gate.set_status(cl.command_execution_status.COMPLETE)
+        assert waited_only_for(waits, write), waits
     assert np.array_equal(out.get(), fresh.T)
