@@ -418,7 +418,8 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
     cols = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
             "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min", "call_ms_max",
             "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing", "gbps", "verified",
-            "rel_error", "kernel", "params_source", "splits", "padded", "a_kmajor", "reason"]
+            "rel_error", "kernel", "params_source", "splits", "padded", "a_kmajor",
+            "columns_first", "reason"]
     with open(stem.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()

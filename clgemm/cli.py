@@ -167,7 +167,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
-            "read_as_they_lie", "a_kmajor",
+            "read_as_they_lie", "a_kmajor", "columns_first",
             "padded", "splits", "tail", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")
     if as_json:

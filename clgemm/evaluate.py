@@ -142,7 +142,8 @@ class Evaluator:
         and at large shapes the slow ones would otherwise hold the device most of the time."""
         shape = self.check_shape(plan)
         launched, kmajor = self.layout(plan)
-        err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor)
+        err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
+                                plan.columns_first(*launched))
         if not err <= verify.tolerance(shape[2]):
             return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
@@ -155,10 +156,12 @@ class Evaluator:
             return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
         return _ok(self.shape, max(err, err_t), t)
 
-    def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool) -> float:
+    def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
+                     columns_first: bool) -> float:
         """The error at `shape`, cut into as many slices of k as the target is (at most one
-        per tile of k), with A laid out as the target's is, so that the build checked is the
-        one timed (SPLIT_K or not, A_KMAJOR or not)."""
+        per tile of k), with A laid out as the target's is and its tiles in the target's
+        order, so that the build checked is the one timed (SPLIT_K, A_KMAJOR and
+        COLUMNS_FIRST or not)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
@@ -166,7 +169,7 @@ class Evaluator:
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
         cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
-                                     split_k=splits)())
+                                     split_k=splits, columns_first=columns_first)())
         return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
 
     def _operands(self, plan):

@@ -214,6 +214,7 @@ class Plan:
                 "splits": g.splits(*launched), "padded": g.pads(m, n, k),
                 "tail": g.tail(*launched),
                 "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),
+                "columns_first": g.columns_first(*launched),
                 "guarded": self.guard and g.kernel.guarded}
 
     def __call__(self, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0):

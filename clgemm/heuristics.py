@@ -1,8 +1,8 @@
 """Launch decisions, as plain functions of (kernel, parameters, shape, device facts).
 
 gemm() asks these questions of every product: pad the operands into whole tiles or not,
-how many slices of k (split-K), whether to lay a row-major A out K-major first, which
-tuned entry to take at a shape nobody tuned, and whether one row or column of C makes it a
+how many slices of k (split-K), whether to lay a row-major A out K-major first, in which
+order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned, and whether one row or column of C makes it a
 matrix-vector product (and in how many slices). Their thresholds were measured on the H200
 but the matrix-vector ones, so far measured on the CPU device only (docs/levers.md has
 each measurement); they are the generic defaults here, and a device's
@@ -58,6 +58,13 @@ DEFAULTS: dict[str, float] = {
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
     "kmajor_min_volume": 2**38,
+    # take C's tiles down each column of tiles (kernels that honour COLUMNS_FIRST) where the
+    # grid has columns_min_tiles tiles or more and at most columns_max_aspect times as many
+    # rows as columns (0: never): kernel 5's 128x128 tiles +0.3-1.2% at 4096^3, 4000^3,
+    # 8192^3, 7919x7919x769 (961-4096 tiles), +-0 at 2048^3 (256), -0.7% and -1.1% at
+    # 4096x1024x4096 and 5003x3001x2039 (4 and 1.7 times as many rows as columns)
+    "columns_min_tiles": 512,
+    "columns_max_aspect": 1.0,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -283,6 +290,21 @@ def kmajor_a(kern: kernels.Kernel, shape: Shape, f: Facts, transposed_by: str = 
     m, n, k = shape
     return (transposed_by == "auto" and kern.layouts and n >= f["kmajor_min_n"]
             and m * n * k >= f["kmajor_min_volume"])
+
+
+def columns_first(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
+                  f: Facts) -> bool:
+    """Whether a launch takes C's tiles down each column of tiles rather than along each
+    row. The groups resident at once then read a few of B's column slabs and many of A's
+    row slabs, rather than the reverse: fewer slabs in all where the grid is wider than
+    tall, and on a square grid the order measured faster on the H200. Not on grids of a
+    wave or two, where the order gained nothing and its build's other schedule is a risk."""
+    if not kern.orders:
+        return False
+    mp, np_, _ = kern.whole_tiles(params, *shape)
+    tm, tn, _ = tile_of(kern, params)
+    rows, cols = mp // tm, np_ // tn
+    return rows * cols >= f["columns_min_tiles"] and rows <= f["columns_max_aspect"] * cols
 
 
 def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,

@@ -221,6 +221,9 @@ class GemmPlan:
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         return heuristics.kmajor_a(self.kernel, (m, n, k), self.facts, self.transposed_by)
 
+    def columns_first(self, m: int, n: int, k: int) -> bool:
+        return heuristics.columns_first(self.kernel, self.params, (m, n, k), self.facts)
+
     def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> int:
         return heuristics.wave_steps(self.kernel, self.params, (m, n, k), self.facts,
                                      residents, self.tuned_split)
@@ -246,16 +249,20 @@ class GemmPlan:
 
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False, split_k: int | str | None = None,
-                 c_unaligned: bool = False, guard: int = 0) -> cl.Program:
+                 c_unaligned: bool = False, guard: int = 0,
+                 columns_first: bool | None = None) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
-        vector width; TAIL: tail_split's launch; GUARD=1 or 2 for
-        clgemm.guard), since each drops or adds code that costs registers in the others."""
+        vector width; COLUMNS_FIRST: the tiles' launch order; TAIL: tail_split's launch;
+        GUARD=1 or 2 for clgemm.guard), since each drops or adds code that costs registers
+        in the others. `columns_first` overrides the order this shape takes (the tuner
+        checks at another shape the build it times)."""
         loads = self.loads(m, n, k)
         split = self.splits(m, n, k, split_k) > 1
         spread = not split and self.tail(m, n, k) is not None
-        layout = (a_kmajor, b_nmajor, split, c_unaligned)
+        layout = (a_kmajor, b_nmajor, split, c_unaligned,
+                  self.columns_first(m, n, k) if columns_first is None else columns_first)
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
@@ -263,7 +270,7 @@ class GemmPlan:
                                  f"operands only")
             opts = [_LOADS_OPTION[loads]] if loads != "checked" else []
             opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                         "-DC_UNALIGNED"), layout) if on]
+                                         "-DC_UNALIGNED", "-DCOLUMNS_FIRST"), layout) if on]
             opts += ["-DTAIL"] if spread else []
             opts += [f"-DGUARD={guard}"] if guard else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
@@ -272,14 +279,15 @@ class GemmPlan:
 
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
               a_kmajor: bool = False, b_nmajor: bool = False,
-              split_k: int | str | None = None,
-              guard: tuple[int, object] | None = None) -> tuple[list[build.Bound], list[tuple]]:
+              split_k: int | str | None = None, guard: tuple[int, object] | None = None,
+              columns_first: bool | None = None) -> tuple[list[build.Bound], list[tuple]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices (op(a) = a^T with
         `a_kmajor`, op(b) = b^T with `b_nmajor`) as bound kernels, in order (two with
         split-K), and where alpha and beta sit among their arguments ((bound, index, name)),
         so that a cached layout can change them. op(a) and op(b) may be larger than c
         (zero-padded whole tiles): the kernel writes only c's rows and columns. `guard`:
-        (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's."""
+        (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's;
+        `columns_first`: as compiled()."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
@@ -291,7 +299,7 @@ class GemmPlan:
         code, flag = guard or (0, None)
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
-        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code)
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first)
         guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None

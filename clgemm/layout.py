@@ -41,6 +41,7 @@ class Prepared:
     guard: guards.Guard | None = None    # the scan's flag and epochs (prepare's `guard`)
     tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
     params: dict | None = None    # a matrix-vector launch's kernel parameters (matvec.prepare)
+    columns_first: bool = False   # C's tiles taken down columns (heuristics.columns_first)
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:
@@ -142,7 +143,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
-                    scalars, c_needed, lay.offsets, scanned, spread)
+                    scalars, c_needed, lay.offsets, scanned, spread,
+                    columns_first=plan.columns_first(*launched))
 
 
 def as_view(x, port: int, align: int):

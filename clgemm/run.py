@@ -99,7 +99,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
-        padded=prep.padded, tail=prep.tail)
+        columns_first=prep.columns_first, padded=prep.padded, tail=prep.tail)
     return result
 
 
@@ -142,7 +142,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
         tuned_at=None if base.at is None else db.shape_key(*base.at),
         tuned_kernel=None if base.at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
-        a_kmajor=False, padded=False, tail=None,
+        a_kmajor=False, columns_first=False, padded=False, tail=None,
         # what bounds it: the matrix read once, the vector and C
         gbps=timing.gbps(4 * (R * L + R + 2 * (L if form == "sweep" else R)), result["ms_median"]))
     return result

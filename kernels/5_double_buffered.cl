@@ -23,6 +23,10 @@
 //   real C. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 (clgemm/guard.py).
+// - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
+//   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
+//   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
+//   (docs/levers.md).
 // ptxas schedules this loop very differently in other contexts: an edit here needs an
 // A/B at both A layouts (docs/levers.md holds the variants tried and their results).
 //
@@ -68,8 +72,17 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int tx = get_local_id(0);
     const int ty = get_local_id(1);
     const int tid = ty * RTSN + tx;
+#ifdef COLUMNS_FIRST
+    // Groups start in the order of their linear id g = y * groups_x + x, along rows of
+    // tiles; here the tile of g is taken down columns instead: row g % rows, column
+    // g / rows. Resident groups then share B's column slabs rather than A's row slabs.
+    const int g = get_group_id(1) * get_num_groups(0) + get_group_id(0);
+    const int m0 = (g % get_num_groups(1)) * TSM;
+    const int n0 = (g / get_num_groups(1)) * TSN;
+#else
     const int m0 = get_group_id(1) * TSM;
     const int n0 = get_group_id(0) * TSN;
+#endif
 #ifdef SPLIT_K
     // This group's slice of k is [k0, kend), `per` whole tiles of the ceil(K/TSK) (the
     // last slice may end early, at K); its output is slice z of C.

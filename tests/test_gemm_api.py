@@ -463,9 +463,10 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
 
 
 @pytest.mark.parametrize("by,pad,built", [
-    # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED): C is 37 x 53, in place
-    ("kernel", "no", {("checked", True, False, False, True)}),      # A read as K x M, partial tiles
-    ("transpose", "yes", {("exact", False, False, False, True)}),  # padded to whole tiles: EXACT
+    # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST): C is 37 x 53,
+    # in place, in 4 tiles
+    ("kernel", "no", {("checked", True, False, False, True, False)}),   # A read as K x M, partial tiles
+    ("transpose", "yes", {("exact", False, False, False, True, False)}),   # padded to whole tiles: EXACT
 ])
 def test_prepare_builds_only_the_variant_it_launches(queue, rng, by, pad, built):
     from clgemm.gemm import prepare
@@ -697,7 +698,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
     assert prep.kmajor and prep.padded
     assert len(prep.launch()) == (2 if where == "host" else 3)
-    assert set(plan._programs) == {("exact", True, False, False, True)}  # EXACT, A_KMAJOR, n = 63
+    assert set(plan._programs) == {("exact", True, False, False, True, False)}  # EXACT, A_KMAJOR, n = 63
     assert close(host_result(queue, prep), verify.reference(a, b), k)
 
 

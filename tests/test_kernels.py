@@ -195,3 +195,61 @@ def test_sm90a_instructions_are_made_real():
         build.sm90a_ptx(".target sm_90\n")
     with pytest.raises(build.BuildError, match="does not target sm_90"):
         build.sm90a_ptx(".target sm_80\n// SM90A: wgmma.fence.sync.aligned;\n")
+
+
+@pytest.mark.parametrize("kernel,i", [(k, i) for k, v in kernels.GEMM.items() if v.orders
+                                      for i in range(len(SMALL[k]))])
+@pytest.mark.parametrize("order", ["rows", "columns"])
+def test_tiles_taken_in_either_launch_order(queue, rng, thresholds, kernel, i, order):
+    """The kernels that honour COLUMNS_FIRST compute the same product with C's tiles taken
+    along rows or down columns: grids taller than wide, wider and square, whole tiles
+    (EXACT), k whole (CLAMP) and neither, m = 1 and n = 1, A read K x M, split-K, and
+    alpha and beta into a C whose neighbours stay untouched."""
+    import pyopencl.array as cla
+
+    from clgemm.gemm import GemmPlan, prepare
+    thresholds(columns_min_tiles=0, columns_max_aspect=0 if order == "rows" else 1e9)
+    params = SMALL[kernel][i]
+    for by, split in (("transpose", 1), ("kernel", 1), ("transpose", 3)):
+        plan = GemmPlan(queue, kernel, params, transposed_by=by, split_k=split)
+        tm, tn = plan.kernel.geometry.tile(plan.params)
+        tk = plan.kernel.geometry.depth(plan.params)
+        for m, n, k in ((3 * tm, 2 * tn, 4 * tk), (5 * tm - 3, 2 * tn + 1, 3 * tk),
+                        (tm + 1, 4 * tn - 7, 29), (1, 3 * tn, 2 * tk + 5), (4 * tm + 5, 1, 37)):
+            assert plan.columns_first(m, n, k) == (order == "columns")
+            a = verify.random_matrix(rng, k, m).T if by == "kernel" else verify.random_matrix(rng, m, k)
+            b = verify.random_matrix(rng, k, n)
+            c0 = verify.random_matrix(rng, m, n)
+            big = np.full((m + 2, n + 3), np.nan, np.float32)
+            big[1:m + 1, 2:n + 2] = c0
+            dev = cla.to_device(queue, big)
+            prep = prepare(plan, a, b, dev[1:m + 1, 2:n + 2], -0.75, 1.25)
+            assert prep.columns_first == (order == "columns")
+            prep.launch()
+            got = dev.get()
+            ref = verify.reference(a, b, -0.75, 1.25, c0)
+            err = verify.rel_error(got[1:m + 1, 2:n + 2], ref)
+            assert err <= verify.tolerance(k), f"{order} {by} {m}x{n}x{k}: {err:.2e}"
+            got[1:m + 1, 2:n + 2] = np.nan
+            assert np.isnan(got).all(), f"{order} {m}x{n}x{k}: C's neighbours written"
+        # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST)
+        assert {key[5] for key in plan._programs} == {order == "columns"}, plan._programs
+
+
+def test_columns_first_rule(queue, thresholds):
+    """Tiles go down columns where the grid of tiles has columns_min_tiles or more and is
+    no taller than columns_max_aspect times its width, for the kernels that honour
+    COLUMNS_FIRST only; an aspect of 0 turns it off."""
+    from clgemm.gemm import GemmPlan
+    thresholds(columns_min_tiles=64, columns_max_aspect=1.5)
+    plan = GemmPlan(queue, "5", SMALL["5"][0])              # 32 x 32 tiles
+    assert plan.columns_first(32 * 8, 32 * 8, 64)           # square
+    assert plan.columns_first(32 * 2, 32 * 32, 64)          # wider than tall
+    assert plan.columns_first(32 * 12, 32 * 8, 8)           # 1.5 times as tall
+    assert not plan.columns_first(32 * 12 + 1, 32 * 8, 8)   # a row too many
+    assert not plan.columns_first(32 * 7, 32 * 9 - 1, 8)    # 63 tiles: too few
+    assert plan.columns_first(32 * 7, 32 * 9 + 1, 8)        # 70
+    assert not GemmPlan(queue, "4", SMALL["4"][0]).columns_first(32, 4096, 64)
+    assert not GemmPlan(queue, "7", SMALL["7"][0]).columns_first(32, 4096, 64)
+    thresholds(columns_max_aspect=0)
+    assert not GemmPlan(queue, "5", SMALL["5"][0]).columns_first(32, 4096, 64)

@@ -28,9 +28,15 @@ RUNNER = textwrap.dedent("""
     from clgemm import device, verify
     q = device.queue(device.select("oclgrind"))
     rng = np.random.default_rng()
+    from clgemm import heuristics, launch
+    generic = dict(heuristics.DEFAULTS)
     for kind, kernel, params, shape, *opts in json.loads(sys.argv[1]):
         opts = opts[0] if opts else {}
         print(f"=== {kind} {kernel} {params} {shape} {opts}", file=sys.stderr, flush=True)
+        # thresholds of the launch heuristics for this case only (a fresh plan reads them)
+        heuristics.DEFAULTS.update(generic, **opts.get("thresholds", {}))
+        launch._facts.clear()
+        clgemm.clear_cache()
         if kind == "gemm":
             m, n, k = shape
             ta, tb = opts.get("trans", (False, False))   # given: read as they lie
@@ -42,6 +48,9 @@ RUNNER = textwrap.dedent("""
                               guard=bool(opts.get("inf")),      # else the kernel alone
                               transposed_by="kernel" if "trans" in opts else "transpose",
                               split_k=opts.get("split", "auto"))
+            if "columns" in opts:     # the order these thresholds give the kernel's tiles
+                plan = launch.GemmPlan(q, kernel, params, transposed_by="transpose")
+                assert plan.columns_first(m, n, k) == opts["columns"], opts
             opa, opb = (a.T if ta else a), (b.T if tb else b)
             ref = verify.reference(opa, opb)
             fin = np.isfinite(ref)
@@ -110,6 +119,10 @@ def test_gemm_kernel_is_clean(key):
     if kern.split_k:        # k cut into slices (three for EXACT_SHAPE's six tiles of k)
         cases += [("gemm", key, p, s, {"split": 3}) for p in SMALL[key]
                   for s in (GEMM_SHAPES[1], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())]
+    if kern.orders:         # tiles down columns (COLUMNS_FIRST) on these small grids too
+        cases += [("gemm", key, p, s, {"thresholds": {"columns_min_tiles": 0}, "columns": True,
+                                      "split": split})
+                  for p in SMALL[key] for s in (GEMM_SHAPES[0], EXACT_SHAPE) for split in (1, 3)]
     if kern.guarded:        # an Inf: the scan flags it, the kernel returns, kernel 5 computes
         cases += [("gemm", key, SMALL[key][0], GEMM_SHAPES[1], {"inf": True})]   # k >= 48
     rc, out, err = simulate(cases)

@@ -482,7 +482,8 @@ def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {("exact", False, False, False, False)}  # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED)
+    exact_only = {("exact", False, False, False, False, False)}
+    # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST: not 4 tiles)
     assert set(plan._programs) == exact_only
     assert ev.check_shape(plan) == (64, 96, 40)
     assert ev.measure(plan)["status"] == "ok"
@@ -495,11 +496,26 @@ def test_clamp_target_compiles_and_checks_only_the_clamp_build(queue):
     from clgemm.evaluate import Evaluator
     ev = Evaluator(queue, "5", 37, 45, 32, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    clamp_only = {("clamp", False, False, False, False)}
+    clamp_only = {("clamp", False, False, False, False, False)}
     assert set(plan._programs) == clamp_only
     assert ev.check_shape(plan) == (69, 109, 40)
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == clamp_only
+
+
+def test_target_taller_than_wide_is_checked_with_its_tiles_along_rows(queue, thresholds):
+    """The check shape's grid is wider than tall; a target whose tiles go along rows
+    (heuristics.columns_first) is checked in that order all the same, so the one build
+    compiled ahead is the one checked and timed."""
+    from clgemm.evaluate import Evaluator
+    thresholds(columns_min_tiles=0)
+    ev = Evaluator(queue, "5", 100, 32, 32, repeat=2)       # 4 x 1 tiles of 32 x 32
+    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
+    rows_only = {("clamp", False, False, False, False, False)}
+    assert set(plan._programs) == rows_only
+    assert plan.columns_first(*ev.check_shape(plan))        # alone, it would go down columns
+    assert ev.measure(plan)["status"] == "ok"
+    assert set(plan._programs) == rows_only
 
 
 def test_export_t4(tmp_path):
@@ -534,7 +550,7 @@ def test_split_target_checks_the_split_build(queue):
     ev = Evaluator(queue, "5", 1, 32, 4096, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.splits(1, 32, 4096) > 1
-    split_only = {("clamp", False, False, True, False)}     # k whole tiles: CLAMP
+    split_only = {("clamp", False, False, True, False, False)}     # k whole tiles: CLAMP
     assert set(plan._programs) == split_only
     assert ev.measure(plan)["status"] == "ok"
     assert set(plan._programs) == split_only
@@ -596,8 +612,8 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
     from clgemm.evaluate import Evaluator
     thresholds(kmajor_min_n=0, kmajor_min_volume=0)
-    for shape, builds in (((64, 64, 64), {("exact", True, False, False, False)}),
-                          ((37, 45, 29), {("checked", True, False, False, False)})):
+    for shape, builds in (((64, 64, 64), {("exact", True, False, False, False, False)}),
+                          ((37, 45, 29), {("checked", True, False, False, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
         plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
         assert set(plan._programs) == builds
@@ -614,10 +630,10 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
-    assert set(plan._programs) == {("exact", False, False, False, False)}
+    assert set(plan._programs) == {("exact", False, False, False, False, False)}
     r = ev.measure(plan)
     assert r["status"] == "ok", r
-    assert set(plan._programs) == {("exact", False, False, False, False)}
+    assert set(plan._programs) == {("exact", False, False, False, False, False)}
 
 
 # ------------------------------------------------------------ waves: untuned shapes
