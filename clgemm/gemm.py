@@ -8,7 +8,7 @@ cache keyed by what they depend on, the tuning database's state included (clgemm
 The modules below this one, none importing it: clgemm.cache (plans and memory pools kept
 between calls), clgemm.degenerate (products with a zero dimension, which need no plan),
 clgemm.events (what a call waits for and leaves on its output), clgemm.layout (a product's
-operands laid out as launches) and clgemm.launch (the plan's kernels and their launch
+operands laid out as launches, and the layouts a Plan keeps) and clgemm.launch (the plan's kernels and their launch
 decisions).
 """
 
@@ -24,12 +24,12 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, cache, db, degenerate, events, heuristics, matvec, operands, record
+from . import cache, db, degenerate, events, heuristics, matvec, operands, record
 from . import guard as guards
 from .cache import memory_pool
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
 from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
-from .layout import Prepared, prepare  # noqa: F401  (re-exported)
+from .layout import Variant, prepare
 from .operands import F32, F32_MAX
 
 Allocator = Callable[[int], object]
@@ -54,59 +54,6 @@ def _orient(flags, trans: bool) -> bool:
     """Whether op(x) (x or x.T) lies transposed (Fortran-ordered only), from x's flags."""
     c, f = flags.c_contiguous, flags.f_contiguous
     return c != f and f != trans
-
-
-class _Variant:
-    """One layout of a plan (operand orders, with or without c, beta zero or not, and for
-    blocks of larger matrices their leading dimensions and classes of offset), as bound
-    steps and the places in them where the caller's buffers go: `slots` are (kernel object
-    or copy, argument index, role), roles indexing (a, b, c, new output); `oslots` the
-    copies' offsets into blocks (kernel object, argument index, role, floats a unit)."""
-
-    def __init__(self, plan: Plan, prep: Prepared, bufs: tuple, out_order: str | None):
-        self.steps, self.out_order = list(prep.steps), out_order
-        # beta stays 0 in the kernels of a layout that does not read c
-        self.scalars = [(bound.knl, i, name) for bound, i, name in prep.scalars
-                        if name == "alpha" or prep.c_read]
-        self.ab = (None, None)          # the alpha and beta the kernels hold now
-        self.kslots: list[tuple] = []
-        self.cslots: list[tuple] = []
-        ptrs = [None if b is None else b.int_ptr for b in bufs]
-        for step in (p for s in self.steps for p in getattr(s, "parts", (s,))):
-            for i, arg in enumerate(step.args):
-                if isinstance(arg, cl.MemoryObjectHolder) and arg.int_ptr in ptrs:
-                    roles = [r for r, p in enumerate(ptrs) if p == arg.int_ptr]
-                    if hasattr(step, "knl"):
-                        self.kslots.append((step.knl, i, roles[0]))
-                    else:
-                        self.cslots.append((step, i, roles[0]))
-                    step.args[i] = None   # the caller's buffers are not kept alive here
-        self.oslots = [(step.knl, i, port, unit) for step, i, port, unit in prep.offsets]
-        self.guard = prep.guard  # a new epoch each call (clgemm.guard)
-        self.lock = _planning    # enqueues from several threads into one queue: see _planning
-
-    def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
-            wait_for: list | None) -> cl.Event:
-        with self.lock:
-            for knl, i, r in self.kslots:
-                knl.set_arg(i, bufs[r])
-            for knl, i, r, unit in self.oslots:
-                build.set_scalar(knl, i, np.int32(offs[r] // unit))
-            for step, i, r in self.cslots:
-                step.args[i] = bufs[r]
-            if self.ab != (alpha, beta):
-                for knl, i, name in self.scalars:
-                    build.set_scalar(knl, i, np.float32(alpha if name == "alpha" else beta))
-                self.ab = (alpha, beta)
-            if self.guard is not None:
-                self.guard.advance()
-            steps = self.steps
-            ev = steps[0](wait_for)
-            for step in steps[1:]:
-                ev = step()
-            for step, i, _ in self.cslots:
-                step.args[i] = None
-        return ev
 
 
 class Plan:
@@ -165,7 +112,7 @@ class Plan:
         self._b_shape = (n, k) if trans_b else (k, n)
         self._context = queue.context
         self._align = operands.base_align(queue.device)    # a sub-buffer origin's, in floats
-        self._variants: dict[tuple, _Variant] = {}
+        self._variants: dict[tuple, Variant] = {}
         self.calls = 0      # calls made, and those that reused a layout laid out before
         self.reused = 0
         self._out_bytes = 4 * self.shape[0] * self.shape[1]
@@ -336,7 +283,7 @@ class Plan:
         return operands.new_array(self.queue, (m, n), strides, out, pool, ev)
 
     def _lay_out(self, a, b, c, alpha: float, beta: float, bufs: tuple,
-                 views: tuple | None) -> _Variant:
+                 views: tuple | None) -> Variant:
         if views is not None:        # blocks as Views over this call's sub-buffers
             a, b, c = (x if v is None else v for x, v in zip((a, b, c), views))
         out = bufs[3]
@@ -359,7 +306,7 @@ class Plan:
                 result = out
             else:                        # the kernel writes each call's new output itself
                 result = res.buf
-        return _Variant(self, prep, bufs[:3] + (result,), order)
+        return Variant(prep, bufs[:3] + (result,), order, _planning)
 
     def _check(self, a, b, c) -> None:
         """The full checks, raising the error that names what is wrong."""

@@ -1,18 +1,20 @@
 """A product's operands laid out for a GemmPlan as a list of launches (prepare): padded
 copies, device transposes, C read and written where it lies or through a copy, and the
-guarded launch of a tensor-core kernel. The decisions (padding, K-major A, split-K, the
-spread last wave) are clgemm.heuristics', asked through the plan."""
+guarded launch of a tensor-core kernel; and a Variant, such a layout kept by a Plan and
+pointed at each call's buffers. The decisions (padding, K-major A, split-K, the tiles'
+order, the spread last wave) are clgemm.heuristics', asked through the plan."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import operands, timing
+from . import build, operands, timing
 from . import guard as guards
 from .launch import GemmPlan
 from .operands import Matrix, View, is_transposed, rounded
@@ -47,6 +49,60 @@ class Prepared:
         if self.guard is not None:
             self.guard.advance()
         return [e for step in self.steps for e in timing.events(step())]
+
+
+class Variant:
+    """One layout of a plan (operand orders, with or without c, beta zero or not, and for
+    blocks of larger matrices their leading dimensions and classes of offset), as bound
+    steps and the places in them where the caller's buffers go: `slots` are (kernel object
+    or copy, argument index, role), roles indexing (a, b, c, new output); `oslots` the
+    copies' offsets into blocks (kernel object, argument index, role, floats a unit)."""
+
+    def __init__(self, prep: Prepared, bufs: tuple, out_order: str | None,
+                 lock: AbstractContextManager):
+        self.steps, self.out_order = list(prep.steps), out_order
+        # beta stays 0 in the kernels of a layout that does not read c
+        self.scalars = [(bound.knl, i, name) for bound, i, name in prep.scalars
+                        if name == "alpha" or prep.c_read]
+        self.ab = (None, None)          # the alpha and beta the kernels hold now
+        self.kslots: list[tuple] = []
+        self.cslots: list[tuple] = []
+        ptrs = [None if b is None else b.int_ptr for b in bufs]
+        for step in (p for s in self.steps for p in getattr(s, "parts", (s,))):
+            for i, arg in enumerate(step.args):
+                if isinstance(arg, cl.MemoryObjectHolder) and arg.int_ptr in ptrs:
+                    roles = [r for r, p in enumerate(ptrs) if p == arg.int_ptr]
+                    if hasattr(step, "knl"):
+                        self.kslots.append((step.knl, i, roles[0]))
+                    else:
+                        self.cslots.append((step, i, roles[0]))
+                    step.args[i] = None   # the caller's buffers are not kept alive here
+        self.oslots = [(step.knl, i, port, unit) for step, i, port, unit in prep.offsets]
+        self.guard = prep.guard  # a new epoch each call (clgemm.guard)
+        self.lock = lock         # enqueues from several threads into one queue (clgemm.gemm)
+
+    def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
+            wait_for: list | None) -> cl.Event:
+        with self.lock:
+            for knl, i, r in self.kslots:
+                knl.set_arg(i, bufs[r])
+            for knl, i, r, unit in self.oslots:
+                build.set_scalar(knl, i, np.int32(offs[r] // unit))
+            for step, i, r in self.cslots:
+                step.args[i] = bufs[r]
+            if self.ab != (alpha, beta):
+                for knl, i, name in self.scalars:
+                    build.set_scalar(knl, i, np.float32(alpha if name == "alpha" else beta))
+                self.ab = (alpha, beta)
+            if self.guard is not None:
+                self.guard.advance()
+            steps = self.steps
+            ev = steps[0](wait_for)
+            for step in steps[1:]:
+                ev = step()
+            for step, i, _ in self.cslots:
+                step.args[i] = None
+        return ev
 
 
 def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
