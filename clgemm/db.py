@@ -170,8 +170,9 @@ def _load(path: Path) -> dict:
     """{kernel key: {shape key: entry}} with every invalid entry dropped (with a warning)."""
     try:
         doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        warnings.warn(f"{path}: tuning database ignored ({e})", DataWarning, stacklevel=3)
+    except (OSError, ValueError, RecursionError) as e:
+        warnings.warn(f"{path}: tuning database ignored ({type(e).__name__}: {e})", DataWarning,
+                      stacklevel=3)
         return {}
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("entries"), dict):
         warnings.warn(f"{path}: tuning database ignored (not schema {SCHEMA})", DataWarning, stacklevel=3)
@@ -183,7 +184,11 @@ def _load(path: Path) -> dict:
         except ValueError:
             warnings.warn(f"{path}: unknown kernel {key!r} ignored", DataWarning, stacklevel=3)
             continue
-        for shape, entry in (shapes.items() if isinstance(shapes, dict) else ()):
+        if not isinstance(shapes, dict):
+            warnings.warn(f"{path}: kernel {key}'s entries ignored (not an object of shapes)",
+                          DataWarning, stacklevel=3)
+            continue
+        for shape, entry in shapes.items():
             params = valid_params(kern, entry.get("params")) if isinstance(entry, dict) else None
             dims = parse_shape(shape)
             if params is None or dims is None:
@@ -233,7 +238,7 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
     if not isinstance(s, str):
         return None
     parts = s.lower().split("x")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
         return None
     return tuple(int(p) for p in parts)
 
@@ -318,7 +323,7 @@ def entries_for(dev: cl.Device) -> dict:
     for path in files:
         try:
             device = json.loads(path.read_text()).get("device", "")
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             docs.append((path, None))      # _load warns about it
             continue
         if not isinstance(device, str) or not device:
@@ -339,10 +344,12 @@ def entries_for(dev: cl.Device) -> dict:
     return merged
 
 
-def thresholds(dev: cl.Device) -> dict[str, float]:
+def thresholds(dev: cl.Device,
+               limits: Mapping[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """The launch heuristics' thresholds measured for this device (clgemm.heuristics), from
-    the "thresholds" object of its databases (the user's over the shipped ones); positive
-    numbers only, anything else is skipped with a warning naming the file."""
+    the "thresholds" object of its databases (the user's over the shipped ones): numbers
+    within `limits` (name: (lowest, highest); heuristics.LIMITS), or any number >= 0 for a
+    name without limits; anything else is skipped with a warning naming the file."""
     now = stamp(dev)
     if now in _thresholds:
         return _thresholds[now]
@@ -352,16 +359,23 @@ def thresholds(dev: cl.Device) -> dict[str, float]:
     for path in files:
         try:
             doc = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue                     # entries_for warns about it
-        if not isinstance(doc, dict) or doc.get("device", "").split(" | ")[0] != key.split(" | ")[0]:
+        device = doc.get("device") if isinstance(doc, dict) else None
+        if not isinstance(device, str) or device.split(" | ")[0] != key.split(" | ")[0]:
+            continue                     # entries_for warns about a missing device
+        given = doc.get("thresholds", {})
+        if not isinstance(given, dict):
+            warnings.warn(f"{path}: thresholds {given!r} ignored (want an object of name: "
+                          f"number)", DataWarning, stacklevel=2)
             continue
-        for name, value in (doc.get("thresholds") or {}).items():
-            if _positive(value):
+        for name, value in given.items():
+            lo, hi = (limits or {}).get(name, (0, math.inf))
+            if _number(value) and lo <= value <= hi:
                 out[name] = float(value)
             else:
-                warnings.warn(f"{path}: threshold {name!r} = {value!r} ignored (want a positive "
-                              f"number)", DataWarning, stacklevel=2)
+                warnings.warn(f"{path}: threshold {name!r} = {value!r} ignored (want a number "
+                              f"from {lo:g} to {hi:g})", DataWarning, stacklevel=2)
     _thresholds.clear()
     _thresholds[now] = out
     return out
@@ -437,10 +451,10 @@ def _update(path: Path, dev: cl.Device, kernel: str, shape: str, entry: dict) ->
                 why = f"not a schema {SCHEMA} database"
             elif not all(isinstance(v, dict) for v in old["entries"].values()):
                 why = "a kernel's entries are not an object of shapes"
-        except (OSError, ValueError) as e:    # json.JSONDecodeError is a ValueError
-            why = str(e)
-        if why is None:
-            doc["entries"] = old["entries"]
+        except (OSError, ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
+            why = str(e) or type(e).__name__
+        if why is None:      # its other fields (thresholds, notes) are kept as they are
+            doc = {**old, **doc, "entries": old["entries"]}
         else:
             aside = move_aside(path, "unreadable-")
             warnings.warn(f"{path}: tuning database not usable by this clgemm ({why}); moved to "

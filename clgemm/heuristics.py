@@ -76,6 +76,25 @@ DEFAULTS: dict[str, float] = {
 }
 
 
+# The range each threshold may take: a database value outside it is ignored (facts), as
+# one that would divide by zero (matvec_min_depth 0), never end a search (split_thinner
+# below 1) or send a product of several rows and columns to the one-row kernels
+# (matvec_max above 1: they compute its first row only) is a fault of the file.
+_INF = float("inf")
+LIMITS: dict[str, tuple[float, float]] = {
+    "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
+    "pad_waste": (1, _INF),
+    "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
+    "split_thinner": (1, _INF),
+    "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
+    "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
+    "tail_min_k": (1, _INF),
+    "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
+    "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
+    "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
+}
+
+
 @dataclass(frozen=True)
 class Facts:
     """What the decisions need to know of a device: its compute units, the largest buffer
@@ -154,7 +173,8 @@ def matvec(shape: Shape, f: Facts) -> bool:
     """Whether a product runs as a matrix-vector product (one row or column of C). Not with
     a dimension of 2^30 or more: the kernels' 32-bit row counters step past their end by up
     to UNROLL work-groups' spans."""
-    return min(shape[0], shape[1]) <= f["matvec_max"] and max(shape) < 2**30
+    # the kernels compute one row or column: never more, whatever the threshold says
+    return min(shape[0], shape[1]) <= min(f["matvec_max"], 1) and max(shape) < 2**30
 
 
 def matvec_slices(across: int, depth: int, f: Facts,

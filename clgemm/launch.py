@@ -29,7 +29,7 @@ def facts(dev: cl.Device) -> heuristics.Facts:
     if found is None:
         if len(_facts) > 64:
             _facts.clear()
-        found = _facts[key] = heuristics.facts(dev, db.thresholds(dev))
+        found = _facts[key] = heuristics.facts(dev, db.thresholds(dev, heuristics.LIMITS))
     return found
 
 
@@ -80,6 +80,13 @@ def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
     return not bad
 
 
+def check_split_k(split_k: object) -> None:
+    """split_k as gemm(), Plan and GemmPlan take it: "auto" or a count of slices."""
+    if split_k != "auto" and (isinstance(split_k, (bool, np.bool_))
+                              or not isinstance(split_k, numbers.Integral) or split_k < 1):
+        raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
+
+
 class Workspace:
     """Split-K's buffer of partial sums, grown on demand. Plans that launch on one in-order
     queue may share one, since their launches never overlap (the tuner's split stage holds
@@ -119,9 +126,7 @@ class GemmPlan:
                              f"not {transposed_by!r}")
         if pad not in PAD:
             raise ValueError(f"pad must be one of {', '.join(PAD)}, not {pad!r}")
-        if split_k != "auto" and (isinstance(split_k, (bool, np.bool_))
-                                  or not isinstance(split_k, numbers.Integral) or split_k < 1):
-            raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
+        check_split_k(split_k)
         if shape is not None and not (
                 len(shape) == 3 and all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
                                         and d >= 1 for d in shape)):

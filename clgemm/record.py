@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import db, store
+from . import db, kernels, store
 
 ENV = "CLGEMM_RECORD_SHAPES"
 FILE = "shapes.jsonl"
@@ -80,12 +80,15 @@ def recorded(device=None, kernel: str | None = None) -> list[tuple[str, int, int
         for no, raw in enumerate(f, 1):
             try:
                 r = json.loads(raw)
-                job = (str(r["kernel"]), int(r["m"]), int(r["n"]), int(r["k"]))
-                if not isinstance(r["device"], str) or min(job[1:]) < 1:
+                dims = (r["m"], r["n"], r["k"])
+                # whole numbers only: 2.7 or true is no dimension, Infinity no integer
+                if (not isinstance(r["device"], str)
+                        or not all(type(d) is int and d >= 1 for d in dims)):
                     raise ValueError
-            except (ValueError, TypeError, KeyError):
-                warnings.warn(f"{where}: line {no} ignored (not a recorded shape)",
-                              db.DataWarning, stacklevel=2)
+                job = (kernels.tunable(r["kernel"]).key, *dims)
+            except (ValueError, TypeError, KeyError, RecursionError):
+                warnings.warn(f"{where}: line {no} ignored (not a recorded shape of a "
+                              f"tunable kernel)", db.DataWarning, stacklevel=2)
                 continue
             if (want is None or r["device"] == want) and (kernel is None or job[0] == kernel):
                 counts[job] = counts.get(job, 0) + 1

@@ -65,7 +65,8 @@ def thresholds(monkeypatch):
     chosen: set[str] = set()
     measured = db.thresholds
     monkeypatch.setattr(db, "thresholds",
-                        lambda dev: {k: v for k, v in measured(dev).items() if k not in chosen})
+                        lambda dev, *limits: {k: v for k, v in measured(dev, *limits).items()
+                                              if k not in chosen})
 
     def set_(**values):
         for name, value in values.items():

@@ -47,7 +47,8 @@ def user_db(queue, text: str) -> Path:
     '{"schema": 2, "device": "x", "entries": {"2": {"8x8x8": {"params": {"TS": 4}, "gflops": 1}}}}',
     '[{"schema": 1}]',
     '{"schema": 1, "device": "x", "entries": {"2": ["8x8x8"]}}',
-], ids=["trailing-comma", "newer-schema", "list", "kernel-not-object"])
+    "[" * 100000,
+], ids=["trailing-comma", "newer-schema", "list", "kernel-not-object", "nested-too-deep"])
 def test_unusable_database_is_moved_aside_not_lost(queue, text, monkeypatch):
     one_second(monkeypatch)
     path = user_db(queue, text)
@@ -142,6 +143,31 @@ def test_entries_without_a_positive_speed_are_dropped(queue):
         assert any(str(path) in str(x.message) and shape in str(x.message)
                    and issubclass(x.category, db.DataWarning) for x in w), shape
     assert plan.params == {"TS": 8} and plan.tuned_at == "200x200x200"
+
+
+@pytest.mark.parametrize("fields", [{"device": 5}, {"device": None}, {"thresholds": [1, 2]},
+                                    {"thresholds": "x"}, {"entries": {"2": ["64x64x64"]}}],
+                         ids=["device-int", "device-null", "thresholds-list", "thresholds-str",
+                              "kernel-not-object"])
+def test_fields_of_the_wrong_type_are_warned_about_not_raised(queue, fields):
+    """A database whose device, thresholds or a kernel's entries are of the wrong type is
+    ignored in that part with a warning naming the file; gemm() still runs, right."""
+    import numpy as np
+
+    import clgemm
+    from clgemm import heuristics, verify
+    path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device),
+                                      "entries": {}, **fields}))
+    rng = np.random.default_rng(1)
+    a, b = verify.random_matrix(rng, 9, 7), verify.random_matrix(rng, 7, 5)
+    with pytest.warns(db.DataWarning, match=re.escape(str(path))):
+        # what a new plan reads (gemm() itself looks at the file at most once a second)
+        db.entries_for(queue.device)
+        db.thresholds(queue.device, heuristics.LIMITS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        c = clgemm.gemm(queue, a, b)
+    assert verify.passes(c, verify.reference(a, b), 7, a, b)
 
 
 def test_numbers_too_large_for_a_float_are_dropped(queue, tmp_path):

@@ -217,6 +217,24 @@ def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tm
     assert record.recorded(queue.device) == [("5", 7, 3, 5), ("3", 3, 7, 5)]
 
 
+@pytest.mark.parametrize("line", ['"kernel": "5", "m": 2.7, "n": 3, "k": 4',
+                                  '"kernel": "5", "m": true, "n": 3, "k": 4',
+                                  '"kernel": "5", "m": 2, "n": 3, "k": Infinity',
+                                  '"kernel": "99", "m": 2, "n": 3, "k": 4',
+                                  '"kernel": ["5"], "m": 2, "n": 3, "k": 4'])
+def test_a_recorded_line_that_is_no_shape_of_a_tunable_kernel_is_skipped(queue, line):
+    """`clgemm tune --recorded` reads the shapes gemm() wrote; a line edited into something
+    else is skipped with a warning, the others still read: no traceback, no 2.7 read as 2."""
+    import json
+    from clgemm import record
+    dev = db.device_key(queue.device)
+    good = json.dumps({"device": dev, "kernel": "5", "m": 7, "n": 3, "k": 5})
+    record.path().parent.mkdir(parents=True, exist_ok=True)
+    record.path().write_text(f'{{"device": {json.dumps(dev)}, {line}}}\n{good}\n')
+    with pytest.warns(db.DataWarning, match="line 1 ignored"):
+        assert record.recorded(queue.device) == [("5", 7, 3, 5)]
+
+
 def test_a_device_database_carries_its_heuristics_thresholds(queue):
     """Thresholds measured on a device live in its database ("thresholds"), over the
     generic defaults in clgemm/heuristics.py; a bad value is skipped with a warning."""
@@ -233,6 +251,38 @@ def test_a_device_database_carries_its_heuristics_thresholds(queue):
         plan = GemmPlan(queue, "5", P5)
     assert plan.kmajor_a(64, 64, 64) and not plan.kmajor_a(64, 32, 64)
     assert plan.facts["tile_waste"] == heuristics.DEFAULTS["tile_waste"]
+    db.record_best(dev, "5", 32, 32, 32, P5, 1.0)        # a new entry keeps the thresholds
+    assert json.loads(db.db_path(dev).read_text())["thresholds"] == doc["thresholds"]
+
+
+@pytest.mark.parametrize("name,value", [("matvec_max", 3.7), ("matvec_max", 1e300),
+                                        ("matvec_min_depth", 0.5), ("split_thinner", 0.5),
+                                        ("tail_min_gain", 2), ("columns_max_aspect", -1),
+                                        ("pad_waste", float("nan"))])
+def test_a_threshold_out_of_its_range_is_ignored(queue, rng, name, value):
+    """A database threshold outside heuristics.LIMITS is skipped with a warning naming the
+    file: matvec_max above 1 sent products of several rows to the one-row kernels (wrong
+    results), matvec_min_depth below 1 divided by zero."""
+    import json
+    from clgemm import heuristics
+    dev = queue.device
+    db.record_best(dev, "5", 64, 64, 64, P5, 1.0)
+    doc = json.loads(db.db_path(dev).read_text())
+    doc["thresholds"] = {name: value}
+    db.db_path(dev).write_text(json.dumps(doc))         # NaN as JSON's NaN, as Python writes it
+    with pytest.warns(db.DataWarning, match=f"{db.db_path(dev)}: threshold '{name}' .* ignored"):
+        facts = clgemm.Plan(queue, 3, 40, 600).launch.facts
+    assert facts[name] == heuristics.DEFAULTS[name]
+    for m, n, k in ((2, 3, 5), (3, 40, 600), (1, 300, 257)):
+        a, b = rand(rng, m, k), rand(rng, k, n)
+        assert verify.passes(clgemm.gemm(queue, a, b), verify.reference(a, b), k, a, b)
+
+
+def test_every_threshold_has_a_range_that_holds_its_default():
+    from clgemm import heuristics
+    assert set(heuristics.LIMITS) == set(heuristics.DEFAULTS)
+    for name, (lo, hi) in heuristics.LIMITS.items():
+        assert lo <= heuristics.DEFAULTS[name] <= hi, name
 
 
 def test_c_over_an_input_is_refused_on_every_call(queue, rng):
