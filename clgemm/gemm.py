@@ -24,11 +24,11 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import cache, db, degenerate, events, heuristics, matvec, operands, record
+from . import cache, db, degenerate, events, heuristics, kernels, matvec, operands, record
 from . import guard as guards
 from .cache import memory_pool
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
-from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
+from .launch import TRANSPOSED_BY, GemmPlan, Workspace, check_split_k  # noqa: F401  (re-exported)
 from .layout import Variant, prepare
 from .operands import F32, F32_MAX
 
@@ -80,9 +80,7 @@ class Plan:
         for name, d in (("m", m), ("n", n), ("k", k)):
             if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral) or d < 1:
                 raise ValueError(f"{name} must be an integer >= 1, not {d!r}")
-        if allocator is not None and not callable(allocator):
-            raise TypeError(f"allocator must be callable with a size in bytes (a pyopencl "
-                            f"MemoryPool, say), not {type(allocator).__name__}")
+        _check_allocator(allocator)
         self.queue, self.shape = queue, (int(m), int(n), int(k))
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = operands.flag(trans_a, "trans_a"), operands.flag(trans_b, "trans_b")
@@ -92,6 +90,11 @@ class Plan:
         self._allocate = _serialised(allocator if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
         named = matvec.named(kernel)         # a matrix-vector kernel asked for by name
+        if named is not None:
+            check_split_k(split_k)           # its slices of the depth
+            if pad != "auto":
+                raise ValueError(f"kernel {named} takes no pad: it reads the matrix where it "
+                                 f"lies")
         if self.guard and not named:
             kernel, params = guards.routed(kernel, params, self.shape[2])
         self.launch = GemmPlan(queue, None if named else kernel, None if named else params,
@@ -422,6 +425,25 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
                      transposed_by, split_k, allocator, guard)
 
 
+def _check_options(kernel, params, transposed_by, split_k, allocator, guard) -> None:
+    """The options of a call with nothing to compute (a zero dimension) refused as a Plan
+    refuses them: a mistake must not wait for the first non-empty product to show."""
+    if kernel is not None:
+        kernels.tunable(kernel).resolve(params)
+    if transposed_by not in TRANSPOSED_BY:
+        raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
+                         f"not {transposed_by!r}")
+    check_split_k(split_k)
+    operands.flag(guard, "guard")
+    _check_allocator(allocator)
+
+
+def _check_allocator(allocator: object) -> None:
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"allocator must be callable with a size in bytes (a pyopencl "
+                        f"MemoryPool, say), not {type(allocator).__name__}")
+
+
 def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, transposed_by,
               split_k, allocator, guard):
     operands.check_queue(queue)
@@ -439,6 +461,7 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
     if 0 in (m, n, k):
+        _check_options(kernel, params, transposed_by, split_k, allocator, guard)
         return degenerate.result(queue, a, b, c, beta, m, n, allocator, gemm)
     with _planning:
         plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,

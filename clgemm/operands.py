@@ -140,9 +140,9 @@ def device_view(x: cla.Array, name: str, align: int) -> View:
 
 def overlaps(x, y) -> bool:
     """Whether two matrices share an element (c written over a or b). Blocks of one device
-    matrix, as BLAS users pass them (C22 -= A21 @ A12), do not when their rectangles lie
-    apart; blocks of different leading dimensions are compared by the span of memory
-    each covers."""
+    matrix, as BLAS users pass them (C22 -= A21 @ A12), do not when their elements lie
+    apart: each is rows of `cols` floats `ld` apart in the buffer, and the rows of two
+    such blocks are compared exactly, whatever their leading dimensions."""
     if not (isinstance(x, cla.Array) and isinstance(y, cla.Array)) or 0 in (x.size, y.size):
         return False
     if x.base_data.int_ptr != y.base_data.int_ptr:
@@ -151,13 +151,25 @@ def overlaps(x, y) -> bool:
     for v in (x, y):
         t, ld = memory_layout(v, "an operand")      # checked before: does not raise
         rows, cols = (v.shape[1], v.shape[0]) if t else v.shape
+        if rows == 1 or ld == cols:                  # one run of floats
+            rows, cols, ld = 1, (rows - 1) * ld + cols, 0
         spans.append((v.offset // 4, rows, cols, ld))
-    (o1, r1, c1, l1), (o2, r2, c2, l2) = spans
-    ld = l2 if r1 == 1 else l1          # a one-row block fits any leading dimension
-    if (r2 == 1 or l2 == ld) and o1 % ld + c1 <= ld and o2 % ld + c2 <= ld:
-        return (o1 // ld < o2 // ld + r2 and o2 // ld < o1 // ld + r1
-                and o1 % ld < o2 % ld + c2 and o2 % ld < o1 % ld + c1)
-    return o1 < o2 + (r2 - 1) * l2 + c2 and o2 < o1 + (r1 - 1) * l1 + c1
+    (o1, r1, c1, l1), (o2, r2, c2, l2) = sorted(spans, key=lambda s: s[1])
+    if r1 == 1 or l1 == l2:      # one lattice of rows: row j of the second less row i of the
+        return _rows_meet(o2 - o1, c1, c2, l2, r1, r2)    # first, t = j - i, meet
+    firsts = o1 + l1 * np.arange(r1, dtype=np.int64)      # else each row of the fewer
+    return bool(_rows_meet(o2 - firsts, c1, c2, l2, 1, r2).any())
+
+
+def _rows_meet(d, c1: int, c2: int, ld: int, r1: int, r2: int):
+    """Whether rows i < r1 of c1 floats at 0 + i*ld and rows j < r2 of c2 floats at d + j*ld
+    share a float: some t = j - i in [1 - r1, r2 - 1] has -c2 < d + t*ld < c1 (numpy `d`
+    elementwise, with r1 = 1)."""
+    if ld == 0:               # two runs (a one-row second has no rows to step over)
+        return (-c2 < d) & (d < c1)
+    lo = np.maximum((-c2 - d) // ld + 1, 1 - r1)     # t > (-c2 - d) / ld
+    hi = np.minimum(-((d - c1) // ld) - 1, r2 - 1)   # t < (c1 - d) / ld
+    return lo <= hi
 
 
 def scalar(x: object, name: str) -> float:
@@ -166,9 +178,16 @@ def scalar(x: object, name: str) -> float:
         return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(x).__name__} {x!r}")
-    v = float(x)
-    if math.isfinite(v) and abs(v) > F32_MAX:
-        raise ValueError(f"{name}={v!r} is beyond float32's range (the kernels compute in float32)")
+    try:
+        v = float(x)
+    except OverflowError:          # an int beyond even float64's range
+        v = math.inf if x > 0 else -math.inf
+        shown = f"{'-' if x < 0 else ''}(an integer of {int(x).bit_length()} bits)"
+    else:
+        shown = repr(v)
+    if abs(v) > F32_MAX and (math.isfinite(v) or isinstance(x, numbers.Integral)):
+        raise ValueError(f"{name}={shown} is beyond float32's range (the kernels compute in "
+                         f"float32)")
     return v
 
 

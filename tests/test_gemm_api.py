@@ -233,6 +233,23 @@ def test_zero_dimensions_follow_blas(queue, rng, as_array):
         clgemm.gemm(queue, dev(np.zeros((5, 0), np.float32)), dev(np.zeros((1, 3), np.float32)))
 
 
+@pytest.mark.parametrize("option,value,exc,words", [
+    ("kernel", "99", ValueError, "unknown tunable kernel '99'"),
+    ("params", {"TSM": 3}, ValueError, "TSM=3 is outside kernel 5's space"),
+    ("transposed_by", "magic", ValueError, "transposed_by must be one of"),
+    ("split_k", 0, ValueError, "split_k must be"),
+    ("guard", "yes", TypeError, "guard must be True or False"),
+    ("allocator", 5, TypeError, "allocator must be callable"),
+])
+def test_an_empty_product_refuses_bad_options_too(queue, option, value, exc, words):
+    """With a zero dimension there is nothing to compute, but the options are checked as
+    for any other product: the mistake shows at once, not at the first real shape."""
+    options = {"kernel": "5"} if option == "params" else {}
+    with pytest.raises(exc, match=words):
+        clgemm.gemm(queue, np.zeros((5, 0), np.float32), np.zeros((0, 3), np.float32),
+                    **options, **{option: value})
+
+
 def test_array_from_another_context(queue, rng):
     other = cl.CommandQueue(cl.Context([queue.device]))
     a = cla.to_device(other, rand(rng, 4, 4))
@@ -263,6 +280,8 @@ def test_read_only_c_is_refused_before_the_product(queue, rng, monkeypatch):
     (np.array([2.0]), TypeError, "alpha must be a real number, not ndarray"),
     (True, TypeError, "alpha must be a real number, not bool"),
     (1e40, ValueError, "alpha=1e[+]?40 is beyond float32's range"),
+    (10**39, ValueError, "alpha=1e[+]?39 is beyond float32's range"),
+    (-10**400, ValueError, "alpha=-[(]an integer of 1329 bits[)] is beyond float32's range"),
 ])
 def test_bad_alpha(queue, rng, value, exc, words):
     a = rand(rng, 4, 4)

@@ -5,6 +5,8 @@ given or not, sliced depths, against float64 on fresh random data, with every fl
 a block holding NaN (a read of one spreads it, a write of one is caught)."""
 
 
+import re
+
 import numpy as np
 import pyopencl.array as cla
 import pytest
@@ -387,6 +389,12 @@ def test_a_matrix_vector_kernel_named_runs_as_asked(queue, rng):
         clgemm.gemm(queue, a, b, kernel="matvec-sweep", params={"LW": 4})
     with pytest.raises(ValueError, match="CV=3 is outside"):
         clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", params={"CV": 3})
+    for bad in ("x", None, float("nan"), 0, -5, 2.7, True, "3"):
+        with pytest.raises(ValueError, match=f"split_k must be \"auto\" or an integer >= 1, "
+                                             f"not {re.escape(repr(bad))}"):
+            clgemm.gemm(queue, a, b, kernel="matvec-sweep", split_k=bad)
+    with pytest.raises(ValueError, match="kernel matvec-sweep takes no pad"):
+        clgemm.Plan(queue, 1, 70, 300, kernel="matvec-sweep", pad="yes")
 
 
 def test_a_gemm_kernel_tuned_where_gemm_runs_matvec_says_so(queue):

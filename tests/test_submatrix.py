@@ -201,6 +201,41 @@ def test_c_overlapping_a_or_b_is_refused(queue, rng):
     # the same rows, other columns: no shared element, taken
     clgemm.gemm(queue, big[0:20, 0:10], big[20:30, 0:20], big[0:20, 20:40], kernel="5",
                 params=P5)
+    # blocks of a Fortran-ordered matrix, one of them a single column (as a run of floats
+    # it has no leading dimension of its own): apart, so taken, and computed right
+    host = np.asfortranarray(rand(rng, 90, 90))
+    big = cla.to_device(queue, host)
+    clgemm.gemm(queue, big[0:25, 22:23], big[30:31, 58:77], big[60:85, 10:29], beta=1.0)
+    want = verify.reference(host[0:25, 22:23], host[30:31, 58:77], 1.0, 1.0, host[60:85, 10:29])
+    assert close(big.get()[60:85, 10:29], want, 1)
+
+
+def test_overlap_is_exact_for_blocks_of_any_leading_dimension(queue):
+    """operands.overlaps against the sets of elements two views of one buffer cover:
+    blocks (transposed or not) at random offsets and leading dimensions, single rows and
+    columns, and dense runs among them."""
+    from clgemm import operands
+    rng = np.random.default_rng(7)
+    size = 300
+    buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * size)
+
+    def view():
+        while True:
+            ld, rows = int(rng.integers(1, 24)), int(rng.integers(1, 10))
+            cols, off = int(rng.integers(1, ld + 1)), int(rng.integers(0, size))
+            if off + (rows - 1) * ld + cols <= size:
+                break
+        shape, strides = ((cols, rows), (4, 4 * ld)) if rng.integers(2) else ((rows, cols), (4 * ld, 4))
+        elems = {off + i * ld + j for i in range(rows) for j in range(cols)}
+        return cla.Array(queue, shape, np.float32, strides=strides, data=buf, offset=4 * off), elems
+
+    met = 0
+    for _ in range(3000):
+        (x, ex), (y, ey) = view(), view()
+        assert operands.overlaps(x, y) == bool(ex & ey), (x.shape, x.strides, x.offset,
+                                                           y.shape, y.strides, y.offset)
+        met += bool(ex & ey)
+    assert 300 < met < 2700          # both answers drawn often
 
 
 # ------------------------------------------------------------------ the plan API
