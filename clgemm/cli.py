@@ -56,11 +56,28 @@ def _gemm_shape(default_size: int):
 def _params(ctx, param, values) -> dict[str, str]:
     out = {}
     for v in values:
-        name, eq, val = v.partition("=")
-        if not eq or not name.strip() or not val.strip():
+        name, eq, val = (x.strip() for x in v.partition("="))
+        if not eq or not name or not val:
             raise click.BadParameter(f"{v!r} is not NAME=VALUE")
-        out[name.strip()] = val.strip()
+        if name in out:
+            raise click.BadParameter(f"{name} is given twice ({name}={out[name]} and "
+                                     f"{name}={val}); give it once")
+        out[name] = val
     return out
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes '²', which int() refuses, and '٣' or
+    '３', which int() reads as 3."""
+    return text.isascii() and text.isdigit()
+
+
+def _not_blank(ctx, param, value: str | None) -> str | None:
+    """An option given empty is refused, not taken for the option left out (its default)."""
+    if value is not None and not value.strip():
+        raise click.UsageError(f"{param.opts[0]} is empty: give a value, or leave the "
+                               f"option out", ctx)
+    return value
 
 
 @click.group()
@@ -110,7 +127,7 @@ def devices(device_spec) -> None:
 def _split_k(ctx, param, value: str) -> int | str:
     if value == "auto":
         return value
-    if not value.isdigit() or int(value) < 1:
+    if not _digits(value) or int(value) < 1:
         raise click.BadParameter(f"must be auto or an integer >= 1, not {value!r}")
     return int(value)
 
@@ -199,6 +216,10 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
         click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                    f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
                    f"profiling events)")
+        if split_k != "auto" and r["splits"] != split_k:
+            click.echo(f"split-K  {r['splits']} slice{'s' if r['splits'] > 1 else ''} ran, not "
+                       f"the {split_k} asked: a slice holds whole tiles of k, as many in each "
+                       f"but the last")
         # the tensor-core kernels' products are not FFMAs: their share of the FFMA peak can
         # pass 100% and says only how they compare with it
         against = " FFMA peak; its products run on the tensor cores" \
@@ -222,7 +243,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 @main.command()
 @_gemm_shape(default_size=2048)
-@click.option("--shapes", default=None, metavar="MxNxK,...",
+@click.option("--shapes", default=None, metavar="MxNxK,...", callback=_not_blank,
               help="tune each of these shapes in turn (instead of --size/--m/--n/--k), the "
                    "time limit split between them")
 @click.option("--recorded", is_flag=True,
@@ -249,6 +270,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 @_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary (a line per shape)")
 @click.option("--export-t4", type=click.Path(dir_okay=False, writable=True), default=None,
+              callback=_not_blank,
               help="also write every evaluation of this (device, kernel, shape) in the T4 "
                    "results format (Kernel Tuner, KTT, BAT); one shape only")
 def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, repeat, workers,
@@ -269,6 +291,10 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise click.BadParameter(f"cannot write {export_t4}: {folder} is not a writable "
                                      f"folder", param_hint="--export-t4")
+        if os.path.lexists(export_t4):     # the database, a tune log, an earlier export
+            raise click.BadParameter(f"{export_t4} exists; choose another path or remove it "
+                                     f"(an export never overwrites a file)",
+                                     param_hint="--export-t4")
     console = Console(stderr=True)
     options = dict(device_spec=device_spec, strategy=strategy, budget=budget, repeat=repeat,
                    workers=workers, timeout=timeout, fresh=fresh, seed=seed)
@@ -322,7 +348,7 @@ def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, 
                                    + f" in {record.path()}: run the application with "
                                    f"{record.ENV}=1 first")
         return jobs
-    if shapes:
+    if shapes is not None:
         jobs = []
         for text in shapes.split(","):
             dims = db.parse_shape(text.strip())
@@ -339,7 +365,7 @@ def _kernel_list(text: str) -> list[str]:
     keys = []
     for part in text.split(","):
         word = part.strip()
-        given = [str(k) for k in _int_list(word, "--kernels")] if word[:1].isdigit() else [word]
+        given = [str(k) for k in _int_list(word, "--kernels")] if _digits(word[:1]) else [word]
         try:
             keys += [kernels.tunable(key).key for key in given]
         except ValueError as e:
@@ -351,7 +377,7 @@ def _int_list(text: str, what: str) -> list[int]:
     out = []
     for part in text.split(","):
         lo, dash, hi = part.strip().partition("-")
-        if not (lo.isdigit() and (not dash or hi.isdigit())):
+        if not (_digits(lo) and (not dash or _digits(hi))):
             raise click.BadParameter(f"{part!r} is not a number or a range like 1-7", param_hint=what)
         out += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
     if not out or min(out) < 1:
@@ -360,26 +386,25 @@ def _int_list(text: str, what: str) -> list[int]:
 
 
 @main.command()
-@click.option("--kernels", "kernel_list", default="none", show_default=True,
+@click.option("--kernels", "kernel_list", default="none", show_default=True, callback=_not_blank,
               help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7,8, 1-8 or "
                    "5,matvec-sweep (skipped where the operands do not take its form); gemm() "
                    "without a kernel (clgemm) always runs")
-@click.option("--sizes", default=None, help="square sizes [default: 16,512,1024,2048,4096,8192 "
-                                            "plus the shapes below; on a CPU device those up "
-                                            "to 2048^3's work]")
-@click.option("--shapes", default=None, help="MxNxK,... [default with no --sizes: 4000^3, "
-                                             "8192x8192x256, 256x8192x8192, 4096x1024x4096, "
-                                             "1x4096x4096, 4096x1x4096, 4096x4096x1, and the odd set "
-                                             "5003x3001x2039, 7919x7919x769, 4096x32x4096, "
-                                             "1000x6000x800, 2x8192x8192]")
-@click.option("--against", default="clblast,cublas", show_default=True,
+@click.option("--sizes", default=None, callback=_not_blank,
+              help="square sizes [default: 16,512,1024,2048,4096,8192 plus the shapes below; "
+                   "on a CPU device those up to 2048^3's work]")
+@click.option("--shapes", default=None, callback=_not_blank,
+              help="MxNxK,... [default with no --sizes: 4000^3, 8192x8192x256, 256x8192x8192, "
+                   "4096x1024x4096, 1x4096x4096, 4096x1x4096, 4096x4096x1, and the odd set "
+                   "5003x3001x2039, 7919x7919x769, 4096x32x4096, 1000x6000x800, 2x8192x8192]")
+@click.option("--against", default="clblast,cublas", show_default=True, callback=_not_blank,
               help="peers: clblast, cublas (comma-separated, or 'none')")
 @click.option("--clblast-params", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Xgemm parameters from CLBlast's tuner: a JSON object of NAME: VALUE, or "
                    "{'sets': {label: {NAME: VALUE}}}")
 @click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True)
 @_DEVICE
-@click.option("--out", "out_dir", default="results", show_default=True,
+@click.option("--out", "out_dir", default="results", show_default=True, callback=_not_blank,
               help="results go to OUT/<device>/bench-<date>.json, .csv and .png")
 def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_spec, out_dir) -> None:
     """Time gemm() as users call it against CLBlast and cuBLAS (whole calls)."""
@@ -388,15 +413,15 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     from . import bench as benchmod
     queue = _queue(device_spec)
     keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
-    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes else [])]
-    for text in shapes.split(",") if shapes else []:
+    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes is not None else [])]
+    for text in shapes.split(",") if shapes is not None else []:
         dims = db.parse_shape(text)
         if dims is None:
             raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
                                      param_hint="--shapes")
         shape_list.append(dims)
     left_out = []
-    if not sizes and not shapes:
+    if sizes is None and shapes is None:
         shape_list, left_out = benchmod.default_shapes(queue.device)
     peers = [p.strip() for p in against.split(",") if p.strip() and p.strip() != "none"]
     for p in peers:
@@ -416,6 +441,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
             raise click.BadParameter("expected a JSON object of NAME: integer, or "
                                      "{\"sets\": {label: {NAME: integer}}}",
                                      param_hint="--clblast-params")
+    _results_folder(Path(out_dir))          # before measuring, not after
     console = show.full_width_console()
     console.print(f"method: {benchmod.METHOD}")
     if left_out:
@@ -455,6 +481,19 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     if any(r["status"] == "ok" and r["contender"].startswith("clgemm") and not r["verified"]
            for r in rows):
         sys.exit(1)
+
+
+def _results_folder(path: Path) -> None:
+    """--out is a writable folder, made where it is not there yet."""
+    if os.path.lexists(path) and not path.is_dir():
+        raise click.BadParameter(f"{path} is not a folder", param_hint="--out")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise click.BadParameter(f"cannot make the folder {path}: {e.strerror or e}",
+                                 param_hint="--out") from None
+    if not os.access(path, os.W_OK):
+        raise click.BadParameter(f"{path} is not a writable folder", param_hint="--out")
 
 
 @main.command()

@@ -86,7 +86,7 @@ def select(spec: str | None = None) -> cl.Device:
 
 def _match(spec: str, all_: list[Entry]) -> Entry:
     parts = spec.split(":")
-    if all(p.isdigit() for p in parts) and 1 <= len(parts) <= 2:
+    if all(p.isascii() and p.isdigit() for p in parts) and 1 <= len(parts) <= 2:
         pi, di = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
         for e in all_:
             if (e.platform_index, e.device_index) == (pi, di):

@@ -196,7 +196,7 @@ def _integer(value: object) -> int | None:
         return None
     if isinstance(value, str):
         v = value.strip()
-        return int(v) if v.lstrip("-").isdecimal() else None
+        return int(v) if v.isascii() and v.lstrip("-").isdecimal() else None
     try:
         if int(value) == value:
             return int(value)

@@ -309,3 +309,94 @@ def test_clgemm_run_passes_a_correct_cancelling_sum(queue):
             break
     else:
         pytest.fail("no seed of 3000 gave a cancelling sum")
+
+
+def _no_tuning(monkeypatch):
+    from clgemm import show
+    monkeypatch.setattr(show, "tune_with_progress", lambda *a, **kw: pytest.fail("tuned"))
+
+
+def _no_bench(monkeypatch):
+    from clgemm import bench as benchmod
+    monkeypatch.setattr(benchmod, "bench", lambda *a, **kw: pytest.fail("measured"))
+
+
+def test_tune_export_t4_never_overwrites_a_file(home, monkeypatch, tmp_path):
+    """--export-t4 refuses a path that exists (the tuning database, a tune log, an earlier
+    export), before any tuning, as bench never overwrites its results."""
+    _no_tuning(monkeypatch)
+    for path in (tmp_path / "t4.json", home / "db" / "device.json"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{"kept": true}')
+        r = invoke("tune", "--kernel", "2", "--size", "16", "--export-t4", str(path))
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert str(path) in r.output and "exists" in r.output and "another path" in r.output
+        assert path.read_text() == '{"kept": true}'
+
+
+@pytest.mark.parametrize("where", ["a file", "below a file"])
+def test_bench_checks_its_out_folder_before_measuring(monkeypatch, tmp_path, where):
+    _no_bench(monkeypatch)
+    plain = tmp_path / "plain"
+    plain.write_text("kept")
+    out = plain if where == "a file" else plain / "results"
+    r = invoke("bench", "--sizes", "8", "--against", "none", "--out", str(out))
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "--out" in r.output and str(out) in r.output
+    assert plain.read_text() == "kept"
+
+
+@pytest.mark.parametrize("digit", ["²", "٣", "３"])
+def test_only_ascii_digits_are_numbers(monkeypatch, tmp_path, digit):
+    """str.isdigit() takes '²' (which int() refuses) and '٣' (which int() reads as 3): the
+    options take ASCII digits only."""
+    _no_bench(monkeypatch)
+    r = invoke("run", "--kernel", "5", "--size", "8", "--split-k", digit)
+    assert r.exit_code == 2 and "must be auto or an integer >= 1" in r.output, r.output
+    bench = ("bench", "--against", "none", "--out", str(tmp_path))
+    r = invoke(*bench, "--sizes", f"8,{digit}")
+    assert r.exit_code == 2 and "is not a number" in r.output, r.output
+    r = invoke(*bench, "--sizes", f"8-1{digit}")
+    assert r.exit_code == 2 and "is not a number" in r.output, r.output
+    r = invoke(*bench, "--sizes", "8", "--kernels", f"5,{digit}")
+    assert r.exit_code == 2 and "--kernels" in r.output and digit in r.output, r.output
+    r = invoke("run", "--kernel", "5", "--size", "8", "--param", f"TSK={digit}")
+    assert r.exit_code == 2 and f"TSK={digit!r} of kernel 5 must be an integer" in r.output, r.output
+    r = invoke("run", "--kernel", "5", "--size", "8", "--device", f"{digit}:0")
+    assert r.exit_code == 2 and "no OpenCL device matches" in r.output, r.output
+    r = invoke("bench", "--against", "none", "--out", str(tmp_path), "--shapes", f"8x8x{digit}")
+    assert r.exit_code == 2 and "is not MxNxK" in r.output, r.output
+
+
+@pytest.mark.parametrize("cmd,option", [
+    (["tune", "--kernel", "2"], "--shapes"), (["tune", "--kernel", "2"], "--export-t4"),
+    (["bench"], "--sizes"), (["bench"], "--shapes"), (["bench"], "--kernels"),
+    (["bench"], "--against"), (["bench"], "--out"),
+])
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_list_given_empty_is_refused_not_taken_for_the_default(home, monkeypatch, cmd, option,
+                                                                 blank):
+    _no_tuning(monkeypatch)
+    _no_bench(monkeypatch)
+    r = invoke(*cmd, option, blank)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert f"{option} is empty" in r.output
+
+
+def test_run_says_when_fewer_slices_ran_than_asked():
+    """Every slice of k holds whole tiles of k: at k = 8 (one tile) 100 slices are 1."""
+    r = invoke("run", "--kernel", "5", "--size", "8", "--repeat", "1", "--split-k", "100")
+    assert r.exit_code == 0, r.output
+    assert "split-K  1 slice ran, not the 100 asked" in r.output
+    r = invoke("run", "--kernel", "5", "--m", "3", "--n", "40", "--k", "600", "--repeat", "1",
+               "--split-k", "5", "--param", "TSM=32", "--param", "TSN=32", "--param", "WPTM=4",
+               "--param", "WPTN=4")
+    assert r.exit_code == 0 and "k cut into 5 slices" in r.output, r.output
+    assert "asked" not in r.output
+
+
+@pytest.mark.parametrize("cmd", [["run", "--kernel", "2"], ["transpose", "--kernel", "naive"]])
+def test_a_parameter_given_twice_is_refused(cmd):
+    r = invoke(*cmd, "--size", "8", "--param", "TS=4", "--param", " TS=8")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "TS is given twice" in r.output
