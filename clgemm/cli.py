@@ -97,28 +97,8 @@ def devices(device_spec) -> None:
     if not entries:
         click.echo("No OpenCL devices found.")
     for e in entries:
-        d = devmod.describe(e.device)
-        peak = f"{d['fp32_peak_gflops'] / 1e3:.1f} TFLOPS" if d["fp32_peak_gflops"] else "unknown"
-        click.echo(f"[{e.spec}] {d['name']}  ({d['platform']}, driver {d['driver']}, {d['type']})")
-        click.echo(f"    compute units {d['compute_units']} @ {d['max_clock_mhz']} MHz, "
-                   f"FP32 peak {peak}"
-                   + (f", compute capability {d['compute_capability']}" if d["compute_capability"] else ""))
-        click.echo(f"    global {d['global_mem_bytes'] / 2**30:.1f} GiB, local "
-                   f"{d['local_mem_bytes'] / 2**10:.0f} KiB, max alloc "
-                   f"{d['max_alloc_bytes'] / 2**30:.1f} GiB, max work-group {d['max_work_group_size']}")
-        shuffle = {"nvidia-ptx": "inline PTX shfl.sync", "khr": "cl_khr_subgroup_shuffle",
-                   "intel": "cl_intel_subgroups", "emulated": "none (emulated in local memory)"}
-        click.echo(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}, "
-                   f"TF32 tensor-core MMA (kernel 7): "
-                   + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)")
-                   + ", warpgroup MMA (kernel 8): "
-                   + ("sm_90a wgmma" if d["wgmma"] else "none (emulated in local memory)"))
-        if d["local_mem_usable_bytes"] != d["local_mem_bytes"]:
-            click.echo(f"    static local arrays of up to {d['local_mem_usable_bytes'] / 2**10:.0f} KiB "
-                       f"run (probed; the query says {d['local_mem_bytes'] / 2**10:.0f} KiB)")
-        if d["work_group_stack_bytes"] is not None:
-            click.echo(f"    a work-group's stack: {d['work_group_stack_bytes'] / 2**20:.1f} MiB (pocl keeps "
-                       f"values that live across a barrier there; `ulimit -s` sets it)")
+        for line in show.device_lines(e.spec, devmod.describe(e.device)):
+            click.echo(line)
     hint = devmod.nvidia_icd_hint()
     if hint:
         click.echo("\n" + hint)
@@ -192,51 +172,10 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                                                 | {"kernel_name": r["kernel_name"]}
                                                 | ({"gbps": r["gbps"]} if "gbps" in r else {}))))
     else:
-        ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
-        base, _, given = r["params_source"].partition("+")
-        sibling = f"kernel {r['tuned_kernel']} on " if r["tuned_kernel"] not in (None, r["kernel"]) else ""
-        src = {"tuned": f"tuned for {sibling}this device at {r['tuned_at']}", "defaults": "registry defaults",
-               "given": "as given"}[base] + (", some as given" if given else "")
-        emulated = "  (MMA EMULATED in local memory on this device: slow)" \
-            if (kernel.mma and not devmod.has_tf32_mma(queue.device)) \
-            or (kernel.wgmma and not devmod.has_wgmma(queue.device)) else ""
-        name = f"{r['kernel_name']}: " if r["kernel_name"] != r["kernel"] else ""
-        click.echo(f"kernel   {r['kernel']} ({name}{kernel.technique}){emulated}")
-        click.echo(f"params   {ps}  [{src}]")
-        ops = f"  alpha={alpha:g} beta={beta:g}" + (" op(A)=A^T" if trans_a else "") + \
-            (" op(B)=B^T" if trans_b else "")
-        click.echo(f"shape    M={m} N={n} K={k}{ops}")
-        click.echo(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
-        split = f", k cut into {r['splits']} slices (split-K)" if r["splits"] > 1 else ""
-        relaid = ", A turned K-major by a device transpose" if r["a_kmajor"] else ""
-        if r["tail"]:
-            split += (f", tiles from {r['tail'][0]} (the last wave) each in {r['tail'][1]} "
-                      f"pieces of k")
-        steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
-        click.echo(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
-                   f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
-                   f"profiling events)")
-        if split_k != "auto" and r["splits"] != split_k:
-            click.echo(f"split-K  {r['splits']} slice{'s' if r['splits'] > 1 else ''} ran, not "
-                       f"the {split_k} asked: a slice holds whole tiles of k, as many in each "
-                       f"but the last")
-        # the tensor-core kernels' products are not FFMAs: their share of the FFMA peak can
-        # pass 100% and says only how they compare with it
-        against = " FFMA peak; its products run on the tensor cores" \
-            if kernel.mma or kernel.wgmma else " FP32 peak"
-        peak = f"  ({100 * r['peak_fraction']:.1f}% of the{against})" \
-            if "peak_fraction" in r else ""
-        click.echo(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
-        if "gbps" in r:        # a matrix-vector kernel: memory bounds it
-            click.echo(f"memory   {r['gbps']:.1f} GB/s (the matrix read once, the vectors)")
-        if no_check:
-            click.echo("check    skipped")
-        else:
-            status = "PASS" if r["verified"] else "FAIL"
-            extra = "" if r.get("stable", True) else " (output changed between runs: race?)"
-            click.echo(f"check    {status}: relative Frobenius error {r['rel_error']:.2e} vs "
-                       f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
-                       f"{r['rows_checked']} of {m} rows against float64{extra}")
+        emulated = ((kernel.mma and not devmod.has_tf32_mma(queue.device))
+                    or (kernel.wgmma and not devmod.has_wgmma(queue.device)))
+        for line in show.run_lines(r, kernel, emulated, split_k, no_check, (trans_a, trans_b)):
+            click.echo(line)
     if r["verified"] is False:
         sys.exit(1)
 

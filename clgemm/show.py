@@ -169,3 +169,83 @@ def tune_table(results):
                                                         if "splits" in best else ""))
                       if best else (res.no_winner_reason() or ""))
     return table
+
+
+def device_lines(spec: str, d: dict) -> list[str]:
+    """`clgemm devices`'s lines for one device (device.describe's facts)."""
+    out: list[str] = []
+    peak = f"{d['fp32_peak_gflops'] / 1e3:.1f} TFLOPS" if d["fp32_peak_gflops"] else "unknown"
+    out.append(f"[{spec}] {d['name']}  ({d['platform']}, driver {d['driver']}, {d['type']})")
+    out.append(f"    compute units {d['compute_units']} @ {d['max_clock_mhz']} MHz, "
+               f"FP32 peak {peak}"
+               + (f", compute capability {d['compute_capability']}" if d["compute_capability"] else ""))
+    out.append(f"    global {d['global_mem_bytes'] / 2**30:.1f} GiB, local "
+               f"{d['local_mem_bytes'] / 2**10:.0f} KiB, max alloc "
+               f"{d['max_alloc_bytes'] / 2**30:.1f} GiB, max work-group {d['max_work_group_size']}")
+    shuffle = {"nvidia-ptx": "inline PTX shfl.sync", "khr": "cl_khr_subgroup_shuffle",
+               "intel": "cl_intel_subgroups", "emulated": "none (emulated in local memory)"}
+    out.append(f"    fp64 {'yes' if d['fp64'] else 'no'}, sub-group shuffle: {shuffle[d['shuffle']]}, "
+               f"TF32 tensor-core MMA (kernel 7): "
+               + ("inline PTX mma.sync" if d["tf32_mma"] else "none (emulated in local memory)")
+               + ", warpgroup MMA (kernel 8): "
+               + ("sm_90a wgmma" if d["wgmma"] else "none (emulated in local memory)"))
+    if d["local_mem_usable_bytes"] != d["local_mem_bytes"]:
+        out.append(f"    static local arrays of up to {d['local_mem_usable_bytes'] / 2**10:.0f} KiB "
+                   f"run (probed; the query says {d['local_mem_bytes'] / 2**10:.0f} KiB)")
+    if d["work_group_stack_bytes"] is not None:
+        out.append(f"    a work-group's stack: {d['work_group_stack_bytes'] / 2**20:.1f} MiB (pocl keeps "
+                   f"values that live across a barrier there; `ulimit -s` sets it)")
+    return out
+
+
+def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: bool,
+              trans: tuple[bool, bool]) -> list[str]:
+    """`clgemm run`'s report of run_gemm's result `r` for `kernel` (a registry entry):
+    what ran, where, how fast, whether it checked out; `emulated`: its MMAs are emulated
+    on this device."""
+    out: list[str] = []
+    ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
+    base, _, given = r["params_source"].partition("+")
+    sibling = f"kernel {r['tuned_kernel']} on " if r["tuned_kernel"] not in (None, r["kernel"]) else ""
+    src = {"tuned": f"tuned for {sibling}this device at {r['tuned_at']}", "defaults": "registry defaults",
+           "given": "as given"}[base] + (", some as given" if given else "")
+    slow = "  (MMA EMULATED in local memory on this device: slow)" if emulated else ""
+    name = f"{r['kernel_name']}: " if r["kernel_name"] != r["kernel"] else ""
+    out.append(f"kernel   {r['kernel']} ({name}{kernel.technique}){slow}")
+    out.append(f"params   {ps}  [{src}]")
+    ops = f"  alpha={r['alpha']:g} beta={r['beta']:g}" + (" op(A)=A^T" if trans[0] else "") + \
+        (" op(B)=B^T" if trans[1] else "")
+    out.append(f"shape    M={r['m']} N={r['n']} K={r['k']}{ops}")
+    out.append(f"device   {r['device']} ({r['platform']}, driver {r['driver']})")
+    split = f", k cut into {r['splits']} slices (split-K)" if r["splits"] > 1 else ""
+    relaid = ", A turned K-major by a device transpose" if r["a_kmajor"] else ""
+    if r["tail"]:
+        split += (f", tiles from {r['tail'][0]} (the last wave) each in {r['tail'][1]} "
+                  f"pieces of k")
+    steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
+    steps += ", tiles down columns" if r["columns_first"] else ""
+    out.append(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
+               f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
+               f"profiling events)")
+    if split_k != "auto" and r["splits"] != split_k:
+        out.append(f"split-K  {r['splits']} slice{'s' if r['splits'] > 1 else ''} ran, not "
+                   f"the {split_k} asked: a slice holds whole tiles of k, as many in each "
+                   f"but the last")
+    # the tensor-core kernels' products are not FFMAs: their share of the FFMA peak can
+    # pass 100% and says only how they compare with it
+    against = " FFMA peak; its products run on the tensor cores" \
+        if kernel.mma or kernel.wgmma else " FP32 peak"
+    peak = f"  ({100 * r['peak_fraction']:.1f}% of the{against})" \
+        if "peak_fraction" in r else ""
+    out.append(f"speed    {r['gflops']:.1f} GFLOPS at the median{peak}")
+    if "gbps" in r:        # a matrix-vector kernel: memory bounds it
+        out.append(f"memory   {r['gbps']:.1f} GB/s (the matrix read once, the vectors)")
+    if no_check:
+        out.append("check    skipped")
+    else:
+        status = "PASS" if r["verified"] else "FAIL"
+        extra = "" if r.get("stable", True) else " (output changed between runs: race?)"
+        out.append(f"check    {status}: relative Frobenius error {r['rel_error']:.2e} vs "
+                   f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
+                   f"{r['rows_checked']} of {r['m']} rows against float64{extra}")
+    return out
