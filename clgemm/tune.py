@@ -21,7 +21,7 @@ import signal
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyopencl as cl
 
@@ -49,23 +49,56 @@ class Terminated(SystemExit):
     keeps its log as Ctrl-C does. Exit status 143 (128 + SIGTERM), as the signal's own."""
 
 
-@contextlib.contextmanager
-def _sigterm_stops():
-    """SIGTERM raises Terminated while the tune runs, where the process had the default
-    action (which would end it at once, workers left to their own death watch) and this
-    is the main thread; the handler it had is put back afterwards."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield
-        return
+def _stop_exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(128 + signum)
 
-    def stop(signum, frame):
-        raise Terminated(128 + signum)
-    signal.signal(signal.SIGTERM, stop)
-    try:
+
+class _StopSignals:
+    """SIGINT and SIGTERM while a tune runs, where this is the main thread and the process
+    had Python's own handling (KeyboardInterrupt; SIGTERM's default action, which would end
+    it at once, its workers left to their own death watch): the first raises in the tune's
+    thread, so that it stops its workers and keeps its log; any that comes after it, or
+    while the workers are being stopped (`held`), is held instead. A second
+    KeyboardInterrupt raised inside the tune's cleanup (two SIGINTs 10-50 ms apart, or GNU
+    `timeout -s INT`, which signals the process and then its group) skipped Pool.stop, and
+    the workers, which ignore both signals and whose parent was alive, kept the process
+    from exiting (multiprocessing joins its children at exit) until a kill -9."""
+
+    def __init__(self) -> None:
+        self.stopping = False           # a signal was raised, or the workers are being stopped
+        self.pending: int | None = None  # a signal that came meanwhile
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.stopping:
+            self.pending = self.pending or signum
+            return
+        self.stopping = True            # before the raise: no later signal lands in the cleanup
+        raise _stop_exception(signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_StopSignals]:
+        """The handler in place while the block runs; the ones the process had put back."""
+        saved = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum, default in ((signal.SIGINT, signal.default_int_handler),
+                                    (signal.SIGTERM, signal.SIG_DFL)):
+                if signal.getsignal(signum) is default:
+                    saved[signum] = signal.signal(signum, self._handle)
+        try:
+            yield self
+        finally:
+            for signum, old in saved.items():
+                signal.signal(signum, old)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Signals held while the block runs; one that came is raised after it, unless the
+        tune was stopping already (its exception is on the way out)."""
+        was, self.stopping = self.stopping, True
         yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if self.pending is not None and not was:
+            raise _stop_exception(self.pending)
+        self.stopping = was
 
 
 def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
@@ -90,7 +123,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             f"note: gemm() with no kernel named runs {form} at {db.shape_key(m, n, k)}; "
             f"this tune serves calls that name kernel {kern.key} (`clgemm tune --kernel "
             f"{form}` tunes what gemm() runs)"))))
-    with _sigterm_stops(), TuneLog(dev, kern, (m, n, k)).open(fresh) as log:
+    stops = _StopSignals()
+    with stops.installed(), TuneLog(dev, kern, (m, n, k)).open(fresh) as log:
         counts = {"raw": kern.space_size(), "valid": len(valid),
                   "rejected": kern.space_size() - len(valid), "resumed": log.resumed,
                   "strategy": name, "budget": min(budget, len(valid)) if budget else len(valid),
@@ -110,10 +144,11 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             sweep.run(workers_pool)
             res = _finish(sweep, workers_pool, dev, kern, (m, n, k), counts, refs, timeout)
         finally:
-            if sweep is not None:
-                sweep.proposer.close()
-            if workers_pool is not None:
-                workers_pool.stop()
+            with stops.held():
+                if sweep is not None:
+                    sweep.proposer.close()
+                if workers_pool is not None:
+                    workers_pool.stop()
         res.note = note
         if res.best is not None and update_db:
             extra = {"ms_median": res.best["ms_median"], "date": time.strftime("%Y-%m-%d"),

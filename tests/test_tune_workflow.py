@@ -5,6 +5,7 @@ the closing table."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import types
@@ -24,7 +25,7 @@ from clgemm.gemm import GemmPlan
 from clgemm.tune import tune, tune_many
 
 from .evaluators import Synthetic
-from .test_tune import _start_tune
+from .test_tune import _children, _running_in_group, _start_tune, _still_running, _wait_for_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 SYN = "tests.evaluators:Synthetic"
@@ -57,6 +58,43 @@ def test_a_second_identical_tune_refuses_at_once(home):
     res = tune("5", 64, 64, 64, strategy="random", budget=4, workers=1, evaluator=SYN,
                update_db=False)
     assert res.counts["resumed"] >= 2
+
+
+# ------------------------------------------------------------------ stopping twice
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=["SIGINT", "SIGTERM"])
+def test_a_second_signal_while_the_tune_stops_still_stops_its_workers(home, signum, status):
+    """Two signals 20 ms apart (GNU `timeout -s INT` signals the process, then its group):
+    the second landed in the tune's cleanup, in the join of the CMA-ES proposer's thread,
+    and skipped Pool.stop; the workers, which ignore SIGINT and SIGTERM, outlived it, and
+    the process hung at exit waiting on them until a kill -9. The second is held: the
+    tune exits at once with the first's status, no process of it is left, the log whole."""
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-m", "clgemm", "tune", "--kernel", "5", "--size", "64",
+                          "--budget", "4000", "--strategy", "cma", "--workers", "1"],
+                         env=env, start_new_session=True, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=ROOT)
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    try:
+        _wait_for_lines(log, 2)            # workers and proposer at work
+        children = _children(p.pid)
+        os.kill(p.pid, signum)
+        time.sleep(0.02)
+        os.kill(p.pid, signum)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the tune did not exit; processes left: {_running_in_group(p.pid)}")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == status, (out + err)[-2000:]
+    assert "every finished evaluation is in the log" in err
+    assert "Traceback" not in out + err, (out + err)[-2000:]
+    assert _still_running(children, 5) == [] and _running_in_group(p.pid) == []
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
 
 
 # ------------------------------------------------------------------ why no winner
