@@ -274,20 +274,24 @@ class Pool:
                 self.replace(wid)
 
     def stop(self) -> None:
-        """Tell every worker to stop, give them STOP_GRACE_S in all, then kill the rest."""
-        for slot in self.slots:
-            if slot.proc.is_alive():
-                slot.tasks.put(None)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for slot in self.slots:
-            slot.proc.join(max(0.0, deadline - time.monotonic()))
-        for slot in self.slots:
-            if slot.proc.is_alive():
-                slot.proc.kill()
-                slot.proc.join(5)
-            slot.tasks.close()
-        for wid in list(self.inbox.pipes):
-            self.inbox.close(wid)
+        """Tell every worker to stop, give them STOP_GRACE_S in all, then kill the rest:
+        killed even where the wait is cut short (an exception in it), since the workers
+        ignore SIGINT and SIGTERM and would outlive the tune."""
+        try:
+            for slot in self.slots:
+                if slot.proc.is_alive():
+                    slot.tasks.put(None)
+            deadline = time.monotonic() + STOP_GRACE_S
+            for slot in self.slots:
+                slot.proc.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            for slot in self.slots:
+                if slot.proc.is_alive():
+                    slot.proc.kill()
+                    slot.proc.join(5)
+                slot.tasks.close()
+            for wid in list(self.inbox.pipes):
+                self.inbox.close(wid)
 
 
 def ask(slots, results, task: tuple, deadline_s: float, outcome: dict | None = None) -> dict | None:

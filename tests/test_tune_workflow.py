@@ -62,6 +62,23 @@ def test_a_second_identical_tune_refuses_at_once(home):
 
 # ------------------------------------------------------------------ stopping twice
 
+def test_workers_are_killed_when_the_wait_for_them_is_cut_short(monkeypatch):
+    """Pool.stop kills its workers even where the grace wait is cut short: they ignore
+    SIGINT and SIGTERM, and one left alive keeps the tune's process from exiting."""
+    from clgemm import pool as pool_mod
+    workers = pool_mod.Pool(1, None, "2", (16, 16, 16), 2, SYN)
+    proc = workers.slots[0].proc
+    join = proc.join
+
+    def cut_short(timeout=None):
+        proc.join = join                    # the kill's own join runs as it is
+        raise KeyboardInterrupt
+    proc.join = cut_short
+    with pytest.raises(KeyboardInterrupt):
+        workers.stop()
+    assert not proc.is_alive()
+
+
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
                          ids=["SIGINT", "SIGTERM"])
 def test_a_second_signal_while_the_tune_stops_still_stops_its_workers(home, signum, status):
