@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -256,7 +257,7 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
                                   "kernel_name": kernels.tunable(res.kernel).name, "m": res.shape[0],
                                   "n": res.shape[1], "k": res.shape[2], "log": res.log})
-        store.write_atomic(Path(export_t4), doc)
+        _export(Path(export_t4), doc)
     if as_json:
         for res in results:
             click.echo(json.dumps(verify.json_safe(res.summary())))
@@ -267,6 +268,21 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         out.print(show.tune_table(results))
     if any(res.best is None for res in results):
         raise SystemExit(1)   # nothing recorded for a shape: a script running this can tell
+
+
+def _export(path: Path, doc: dict) -> None:
+    """The T4 export at `path`, or beside it where a file appeared there while the tune
+    ran (--export-t4 never replaces a file; it was checked before the tune)."""
+    where = path
+    for nth in itertools.count(2):
+        try:
+            store.write_atomic(where, doc, replace=False)
+            return
+        except FileExistsError:
+            alt = path.with_name(f"{path.stem}-{nth}{path.suffix}")
+            click.echo(f"{where} appeared while tuning and is left as it is; the export goes "
+                       f"to {alt}", err=True)
+            where = alt
 
 
 def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, int, int, int]]:

@@ -78,10 +78,11 @@ def move_aside(path: Path, tag: str = "") -> Path:
     return new
 
 
-def write_atomic(path: Path, data: object) -> None:
+def write_atomic(path: Path, data: object, replace: bool = True) -> None:
     """Write JSON by renaming a complete file over `path`: through a symlink to its target
     (the link stays), and with the old file's permission bits, else 0644 (mkstemp
-    makes 0600)."""
+    makes 0600). With `replace` False an existing `path` is left as it is and
+    FileExistsError raised (a hard link, which never replaces, instead of the rename)."""
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -95,7 +96,11 @@ def write_atomic(path: Path, data: object) -> None:
             json.dump(data, f, indent=1, sort_keys=True)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            os.unlink(tmp)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

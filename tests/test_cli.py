@@ -334,6 +334,27 @@ def test_tune_export_t4_never_overwrites_a_file(home, monkeypatch, tmp_path):
         assert path.read_text() == '{"kept": true}'
 
 
+def test_a_file_that_appears_at_the_export_path_while_tuning_is_kept(home, monkeypatch, tmp_path):
+    """The path is checked before the tune; a file someone writes there meanwhile is left
+    as it is, and the export goes beside it (named on stderr)."""
+    from clgemm import show
+    path = tmp_path / "t4.json"
+    real = show.tune_with_progress
+
+    def tune_and_meanwhile(*args, **kwargs):
+        path.write_text('{"kept": true}')
+        (tmp_path / "t4-2.json").write_text('{"also kept": true}')
+        return real(*args, **kwargs)
+    monkeypatch.setattr(show, "tune_with_progress", tune_and_meanwhile)
+    r = invoke("tune", "--kernel", "2", "--size", "16", "--budget", "2", "--workers", "1",
+               "--export-t4", str(path))
+    assert r.exit_code == 0, r.output
+    assert path.read_text() == '{"kept": true}'
+    assert (tmp_path / "t4-2.json").read_text() == '{"also kept": true}'
+    assert json.loads((tmp_path / "t4-3.json").read_text())["metadata"]["kernel"] == "2"
+    assert f"the export goes to {tmp_path / 't4-3.json'}" in r.output
+
+
 @pytest.mark.parametrize("where", ["a file", "below a file"])
 def test_bench_checks_its_out_folder_before_measuring(monkeypatch, tmp_path, where):
     _no_bench(monkeypatch)
