@@ -84,7 +84,8 @@ def _not_blank(ctx, param, value: str | None) -> str | None:
 @click.group()
 @click.version_option(package_name="clgemm")
 def main() -> None:
-    """OpenCL SGEMM kernels, from naive to double-buffered, and their auto-tuner."""
+    """OpenCL SGEMM kernels, from naive to double-buffered and onto the tensor cores, and
+    their auto-tuner."""
 
 
 @main.command()

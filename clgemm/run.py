@@ -1,5 +1,5 @@
-"""Measured and verified runs: what `clgemm run` and `clgemm transpose` print, and what
-the tuner and the benchmark record."""
+"""Measured and verified runs: the GEMM that `clgemm run` measures (show.run_lines makes
+its text) and the transpose that `clgemm transpose` measures, each returned as a dict."""
 
 from __future__ import annotations
 

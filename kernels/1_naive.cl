@@ -8,7 +8,7 @@
 // Constraints: TS*TS <= the device's maximum work-group size.
 // Edges: any M, N, K >= 1; work-items outside C return at once (bounds checks, no padding).
 //
-// H200 4096^3: 6.1 TFLOPS at TS=32 (9% of FP32 peak), results/h200/README.md.
+// H200 4096^3, spans: 6.1 TFLOPS at TS=32 (9% of FP32 peak), results/h200/README.md.
 
 #include "common.cl"
 

@@ -12,7 +12,7 @@
 // Edges: any M, N, K >= 1. Loads outside A or B write 0 to the tile (bounds checks,
 // no padding), so the partial last tile along K adds nothing; stores are guarded.
 //
-// H200 4096^3: 7.0 TFLOPS at TS=32, 1.15x kernel 1, results/h200/README.md.
+// H200 4096^3, spans: 7.0 TFLOPS at TS=32, 1.15x kernel 1, results/h200/README.md.
 
 #include "common.cl"
 

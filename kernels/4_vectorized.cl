@@ -12,12 +12,14 @@
 // Parameters: TSM, TSN, TSK, WPTM, WPTN (as kernel 3), WIDTH (1, 2, 4), PAD (0 or 1).
 // Constraints: as kernel 3, plus WIDTH divides WPTM, WPTN and TSK; the vector loads
 // split evenly over the work-group; local memory (TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4
-// bytes. lda, ldb and ldc are multiples of WIDTH and the buffers 16-byte aligned
-// (clgemm.gemm pads leading dimensions with zero columns when they are not).
+// bytes. lda and ldb are multiples of WIDTH and the buffers 16-byte aligned (clgemm.gemm
+// pads leading dimensions with zero columns when they are not); an ldc that is not a
+// multiple of WIDTH takes the C_UNALIGNED build (common.cl), whose stores are scalar.
 // Edges: any M, N, K >= 1. Vector loads past M, N or K write 0 to the tile; interior
 // tiles store vectors, edge tiles guarded scalars.
 //
-// H200 4096^3: 42.0 TFLOPS at these defaults, 1.34x kernel 3, results/h200/README.md.
+// H200 4096^3, spans: 42.0 TFLOPS at these defaults, 1.34x kernel 3,
+// results/h200/README.md.
 
 #ifndef TSM
 #define TSM 256

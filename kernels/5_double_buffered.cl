@@ -22,7 +22,7 @@
 //   of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into the
 //   real C. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
-// - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 (clgemm/guard.py).
+// - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
 // - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
 //   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
 //   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
@@ -30,7 +30,8 @@
 // ptxas schedules this loop very differently in other contexts: an edit here needs an
 // A/B at both A layouts (docs/levers.md holds the variants tried and their results).
 //
-// H200 4096^3: 41.7 TFLOPS at these defaults, 49.1 tuned (128x128x8, 16x8), results/h200/README.md.
+// H200 4096^3, spans: 41.7 TFLOPS at these defaults, 49.1 tuned (128x128x8, 16x8),
+// results/h200/README.md.
 
 #ifndef TSM
 #define TSM 64

@@ -13,11 +13,13 @@
 //
 // Parameters: as kernel 5.
 // Constraints: as kernel 5, plus 4/WIDTH divides WPTM and TSN/WPTN (the lanes that trade
-// hold whole blocks); ldc a multiple of 4 (clgemm.gemm pads when it is not).
+// hold whole blocks); an ldc that is not a multiple of 4 takes the C_UNALIGNED build
+// (common.cl), whose stores are scalar.
 // Edges: any M, N, K >= 1. Every lane takes part in the exchange; edge tiles then store
 // guarded scalars.
 //
-// H200 4096^3: 41.3 TFLOPS at the defaults (WIDTH=4, nothing to exchange; kernel 5: 41.7), results/h200/README.md.
+// H200 4096^3, spans: 41.3 TFLOPS at the defaults (WIDTH=4, nothing to exchange; kernel 5:
+// 41.7), results/h200/README.md.
 
 #include "common.cl"
 #include "shuffle.cl"

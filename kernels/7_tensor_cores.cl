@@ -28,8 +28,12 @@
 // Parameters: TSM, TSN (C tile per work-group), TSK (depth, a multiple of 16), WM (rows
 // of C per warp, a multiple of 16), WN (columns per warp: 32, 64 or 128), FOLD (depth
 // of the MMAs' fresh sums: 8 or 16).
-// Constraints: the tile's float4 loads split evenly over the work-group; at most 8 warps;
-// local memory 2*(TSM*TSK + TSK*TSN)*4 bytes; lda, ldb and ldc multiples of 4.
+// Constraints: WM divides TSM and WN divides TSN; at most 8 warps; WM*WN/32 <= 128
+// accumulators, and WM*WN/32 + FOLD/2*WN/8 <= 192 registers with B's split fragments; the
+// tile's float4 loads split evenly over the work-group; local memory
+// 2*(TSM*TSK + TSK*TSN)*4 bytes, and for the emulated MMA 768 more a warp (the registry
+// counts both on every device); lda and ldb multiples of 4 (an ldc that is not takes the
+// C_UNALIGNED build, common.cl, whose stores are scalar).
 // Edges: any M, N, K >= 1, as kernel 5 (EXACT build for whole tiles, CLAMP for k in
 // whole tiles).
 // gemm() routes inputs it cannot take to kernel 5 (clgemm/guard.py); where C is read it
@@ -39,10 +43,11 @@
 // lane layout, TF32 truncation and truncating adder, so the index math and the accuracy
 // are checked on the CPU.
 //
-// H200 8192^3: 55.9 TFLOPS at these defaults (27 KB of local memory: they fit any device),
-// 61.1 at 128x128x32 (8 warps, 64 KB, past the 48 KB the device reports: the H200's tuned
-// entries), against 55.1 with scalar fragment reads and sums folded every 8 at their tuned
-// point; error 4.2e-7 (kernel 5: 1.6e-6); results/h200/raw/k7-fragments-2026-12-04.json.
+// H200 8192^3, spans: 55.9 TFLOPS at these defaults (27 KB of local memory: they fit any
+// device), 61.1 at 128x128x32 (8 warps, 64 KB, past the 48 KB the device reports: the
+// H200's tuned entries), against 55.1 with scalar fragment reads and sums folded every 8
+// at their tuned point; error 4.2e-7 (kernel 5: 1.6e-6);
+// results/h200/raw/k7-fragments-2026-12-04.json.
 
 #ifndef TSM
 #define TSM 128

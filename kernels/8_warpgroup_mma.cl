@@ -31,7 +31,8 @@
 //
 // Parameters: TSM (rows of C per work-group: 64 or 128, one warpgroup per 64), TSN
 // (columns: 64 or 128, the MMA's n). The depth of a tile is 32.
-// Constraints: lda, ldb and ldc multiples of 4; local memory 2 buffers x 2 tiles x 128 x
+// Constraints: lda and ldb multiples of 4 (an ldc that is not takes the C_UNALIGNED build,
+// common.cl, whose stores are scalar); local memory 2 buffers x 2 tiles x 128 x
 // TSN bytes (64 KB at TSN 128: past the 48 KB the device reports), and for the emulation
 // 256 x TSM more (the registry counts both on every device, as kernel 7's scratch).
 // Edges: any M, N, K >= 1, as kernel 7 (EXACT build for whole tiles, CLAMP for k in

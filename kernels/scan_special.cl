@@ -1,4 +1,4 @@
-// scan_special.cl: finds operand values that kernel 7 cannot multiply as float does.
+// scan_special.cl: finds operand values that kernels 7 and 8 cannot multiply as float does.
 //
 // Kernel 7 splits each float x into a TF32 head h = round(x) and a remainder l = x - h and
 // forms a*b as al*bh + ah*bl + ah*bh on the tensor cores: float's product, to float's
