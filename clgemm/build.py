@@ -42,7 +42,10 @@ def options(params: Mapping[str, int], extra: tuple[str, ...] = ()) -> list[str]
 
 
 _cache: dict[tuple, cl.Program] = {}
-_lock = threading.Lock()            # the kernel-object pool, and making and binding a kernel
+# the kernel-object pool, and making and binding a kernel; re-entrant, since a Bound that
+# the garbage collector frees while a kernel is made (it allocates) gives its kernel
+# object back (_give_back) on the same thread
+_lock = threading.RLock()
 _build_lock = threading.RLock()     # compiling
 
 
@@ -105,6 +108,16 @@ def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
         if prg is None:
             prg = _cache[key] = make()
     return prg
+
+
+def forget(context_ptr: int) -> None:
+    """Drop the programs built for a context (by its int_ptr) and their idle kernel
+    objects (cache.release)."""
+    with _build_lock:
+        gone = {_cache.pop(k).int_ptr for k in [k for k in _cache if k[0] == context_ptr]}
+    with _lock:
+        for key in [k for k in _idle if k[0] in gone]:
+            del _idle[key]
 
 
 def compile_source(context: cl.Context, kernel: Kernel, params: Mapping[str, int],

@@ -1,5 +1,5 @@
-"""What gemm() keeps from call to call: its plans, and the memory pools that results and
-scratch buffers come from.
+"""What gemm() keeps from call to call: its plans, the memory pools that results and
+scratch buffers come from, and the scratch of dropped plans until their launches are done.
 
 Apart from clgemm.gemm because neither depends on how a product is planned: the cache
 holds the Plans gemm() hands it and never makes one, and a pool is asked for by Plans, by
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import pyopencl as cl
 import pyopencl.tools as cl_tools
+
+from . import build
 
 PLAN_CACHE_SIZE = 32      # plans gemm() keeps; each holds its scratch buffers
 
@@ -32,6 +35,53 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
 
 
 _pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
+
+def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable[[int], object]:
+    """A caller's allocator with each buffer it returns checked: one too small would be
+    overrun by the kernels (heap corruption on pocl), one of another context fails deep
+    inside OpenCL."""
+    def allocate(nbytes: int):
+        buf = allocator(nbytes)
+        size = getattr(buf, "size", None)
+        if not isinstance(size, int) or size < nbytes:
+            raise ValueError(f"the allocator returned {size!r} bytes where {nbytes} were asked "
+                             f"({type(buf).__name__})")
+        if getattr(buf, "context", None) != context:
+            raise ValueError("the allocator returned a buffer of another context than the "
+                             "queue's")
+        return buf
+    return allocate
+
+
+# A dropped plan's scratch buffers (padded and transposed operands, split-K sums, aligned
+# results) go back to their pool only once its last launch is done: the pool serves every
+# queue of the context and thread, and a buffer handed out again while a launch on another
+# queue still wrote into it gave that queue's product wrong results (after clear_cache(),
+# the cache's eviction or `del plan`). (event, the plan's layouts) pairs wait here.
+_graves: list[tuple[cl.Event, object]] = []
+_graves_lock = threading.RLock()      # re-entered where a sweep's frees collect a plan
+
+
+def bury(layouts: dict, last: list) -> None:
+    """A Plan's finalizer (clgemm.gemm): its layouts, which hold its scratch buffers, kept
+    until `last` (its last launch's event) is done."""
+    if last[0] is not None and layouts:
+        with _graves_lock:
+            _graves.append((last[0], layouts))
+    sweep()
+
+
+def sweep() -> None:
+    """Let go of the buried layouts whose launches are done (or failed)."""
+    with _graves_lock:
+        pending = []
+        while _graves:
+            ev, layouts = _graves.pop()
+            if ev.command_execution_status > cl.command_execution_status.COMPLETE:
+                pending.append((ev, layouts))
+            del ev, layouts
+        _graves.extend(pending)
+
 
 # gemm() reads these two on its hot path itself (a function call there is host time on
 # every call); everything else goes through the functions below
@@ -53,7 +103,23 @@ def cache_info() -> dict[str, int]:
 
 
 def clear_cache() -> None:
-    """Drop gemm()'s plans (and with them their scratch buffers, back to their pool), and
-    start cache_info's counts again."""
+    """Drop gemm()'s plans (their scratch buffers go back to their pool once their last
+    launches are done: bury), and start cache_info's counts again."""
     plans.clear()
     stats.update(hits=0, misses=0)
+
+
+def release(context: cl.Context) -> None:
+    """Let go of what clgemm keeps for `context`: gemm()'s plans on its queues, its memory
+    pools (every thread's; their held memory freed, buffers still in use keep theirs), its
+    compiled programs and idle kernel objects. A process that makes contexts one after
+    another calls it for each it is done with: each kept about 6 MB of host memory and its
+    pools' device memory for the life of the process (pocl, 2026-12-05)."""
+    if not isinstance(context, cl.Context):
+        raise TypeError(f"release takes a pyopencl Context, not {type(context).__name__}")
+    ptr = context.int_ptr
+    for key in [k for k in plans if k[0].context.int_ptr == ptr]:
+        del plans[key]
+    for key in [k for k in _pools if k[0] == ptr]:
+        _pools.pop(key).free_held()
+    build.forget(ptr)

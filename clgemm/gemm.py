@@ -85,9 +85,12 @@ class Plan:
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = operands.flag(trans_a, "trans_a"), operands.flag(trans_b, "trans_b")
         self.allocator, self.guard = allocator, operands.flag(guard, "guard")
+        # a caller's allocator: each buffer it makes checked (the results' Arrays keep the
+        # allocator itself, for what they make in turn)
+        self._checked = None if allocator is None else cache.checked(allocator, queue.context)
         # pyopencl's MemoryPool is not made for threads: by default each calling thread
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
-        self._allocate = _serialised(allocator if allocator is not None
+        self._allocate = _serialised(self._checked if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
         named = matvec.named(kernel)         # a matrix-vector kernel asked for by name
         if named is not None:
@@ -122,10 +125,17 @@ class Plan:
         self._c_shape = self.shape[:2]
         self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
         self._own = None     # the last event this plan enqueued (clgemm.events.foreign)
+        self._last = [None]  # the same, for the finalizer (cache.bury), which may not hold self
+        weakref.finalize(self, cache.bury, self._variants, self._last).atexit = False
+        cache.sweep()
         self._hot = None     # weakrefs to the last call's a, b, c (or None), its layout keys
                              # for beta zero and not
         self._calm = None    # (a's events, b's events) that foreign() last found all this queue's
-        self.record = False  # gemm()'s plans record their shapes (CLGEMM_RECORD_SHAPES=1)
+        # with CLGEMM_RECORD_SHAPES=1 every plan records its shape for `clgemm tune
+        # --recorded` (a matrix-vector form is known once laid out, _lay_out)
+        self.record = record.enabled()
+        if self.record and not self.matvec:
+            record.note_shape(queue.device, self.kernel, *self.shape)
 
     def _pool(self) -> Allocator:
         """The calling thread's allocator for results, found once per thread: looking the
@@ -250,7 +260,7 @@ class Plan:
         if c is None:
             pool = self._pools.get(get_ident()) or self._pool()
             with _alloc_lock:
-                out = pool(self._out_bytes)
+                out = (pool if self._checked is None else self._checked)(self._out_bytes)
         bufs += (out,)
         variant = self._variants.get(key)
         self.calls += 1
@@ -275,7 +285,7 @@ class Plan:
             if now != self._calm:
                 pending = events.foreign(self.queue, (a, b), self._own)
                 self._calm = now if pending is None else None
-        ev = self._own = variant.run(bufs, offs, alpha, beta, pending)
+        ev = self._own = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
         if c is not None:
             c.events.append(ev)
             if seen:
@@ -468,9 +478,6 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
                     params=params, transposed_by=transposed_by, split_k=split_k,
                     allocator=allocator, guard=guard)
     _stats["misses"] += 1
-    plan.record = record.enabled()          # CLGEMM_RECORD_SHAPES=1 only
-    if plan.record and not plan.matvec:     # (a matrix-vector form is known once laid out)
-        record.note_shape(queue.device, plan.kernel, m, n, k)
     db.watch(queue.device)
     try:
         key = (queue, a.shape, b.shape, trans_a, trans_b, kernel,

@@ -318,3 +318,107 @@ def test_modules_split_out_do_not_import_back(module, above):
         else:
             continue
         assert above not in names, f"clgemm.{module} imports clgemm.{above} (line {node.lineno})"
+
+
+def test_a_dropped_plans_scratch_waits_for_its_last_launch(queue, rng):
+    """A plan dropped while its launch is pending (here behind a user event on its queue)
+    keeps its scratch buffers until that launch is done: handed out again at once, one was
+    written by the pending launch under another queue's product, which then changed."""
+    import gc
+
+    import pyopencl as cl
+    ctx = queue.context
+    q1, q2 = cl.CommandQueue(ctx), cl.CommandQueue(ctx)
+    a, b = rand(rng, 97, 103), rand(rng, 103, 101)        # 101 wide: an aligned scratch
+    da, db_ = cla.to_device(q1, a), cla.to_device(q1, b)
+    q1.finish()
+    gate = cl.UserEvent(ctx)
+    da.add_event(gate)
+    r1 = clgemm.gemm(q1, da, db_)                          # enqueued, waiting on the gate
+    clgemm.clear_cache()
+    gc.collect()
+    x, y = rand(rng, 97, 101), rand(rng, 101, 101)
+    out = clgemm.gemm(q2, cla.to_device(q2, x), cla.to_device(q2, y))
+    q2.finish()
+    before = out.get()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    q1.finish()
+    assert np.array_equal(out.get(), before)
+    assert verify.passes(before, verify.reference(x, y), 101, x, y)
+    assert verify.passes(r1.get(), verify.reference(a, b), 103, a, b)
+
+
+def test_a_kernel_object_given_back_during_binding_does_not_deadlock():
+    """The garbage collector may free a bound kernel while its thread binds another (which
+    allocates): giving its kernel object back re-enters the kernel pool's lock."""
+    import threading
+
+    from clgemm import build
+    done = threading.Event()
+
+    def bind_while_collecting():
+        with build._lock:                   # as bind() holds it
+            build._give_back(("no such program", "gemm"), object())
+        done.set()
+    t = threading.Thread(target=bind_while_collecting, daemon=True)
+    t.start()
+    assert done.wait(10), "deadlock"
+    build._idle.pop(("no such program", "gemm"))
+
+
+def test_an_allocators_buffers_are_checked(queue, rng):
+    """A buffer too small would be overrun by the kernels (heap corruption on pocl); one of
+    another context failed deep inside OpenCL."""
+    import pyopencl as cl
+    a, b = cla.to_device(queue, rand(rng, 64, 64)), cla.to_device(queue, rand(rng, 64, 64))
+    small = lambda nbytes: cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, max(4, nbytes // 4))
+    with pytest.raises(ValueError, match=r"the allocator returned \d+ bytes where 16384 were asked"):
+        clgemm.gemm(queue, a, b, allocator=small)
+    other = cl.Context(queue.context.devices)
+    elsewhere = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(cl.CommandQueue(other)))
+    with pytest.raises(ValueError, match="a buffer of another context"):
+        clgemm.gemm(queue, a, b, allocator=elsewhere)
+    with pytest.raises(ValueError, match="a buffer of another context"):
+        clgemm.Plan(queue, 64, 64, 64, allocator=elsewhere)(rand(rng, 64, 64), rand(rng, 64, 64))
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    c = clgemm.gemm(queue, a, b, allocator=pool)
+    ha, hb = a.get(), b.get()
+    assert verify.passes(c.get(), verify.reference(ha, hb), 64, ha, hb)
+
+
+def test_a_plan_made_by_hand_records_its_shape_too(queue, rng, monkeypatch):
+    """CLGEMM_RECORD_SHAPES=1: a Plan made for a hot loop records its shape as gemm()'s do,
+    so that `clgemm tune --recorded` tunes the hottest shapes too."""
+    from clgemm import record
+    monkeypatch.setattr(record, "_enabled", None)
+    monkeypatch.setattr(record, "_noted", set())
+    monkeypatch.setenv(record.ENV, "1")
+    clgemm.Plan(queue, 23, 45, 67, kernel="5", params=P5)
+    assert record.recorded(queue.device) == [("5", 23, 45, 67)]
+
+
+def test_release_lets_go_of_a_context(queue, rng):
+    """Contexts made one after another: after release(), nothing of theirs is kept (plans,
+    pools, programs, idle kernel objects), so memory stays flat."""
+    import gc
+
+    import pyopencl as cl
+    from clgemm import build, cache
+    with pytest.raises(TypeError, match="release takes a pyopencl Context"):
+        clgemm.release(queue)
+    sizes = None
+    for _ in range(3):
+        ctx = cl.Context(queue.context.devices)
+        q = cl.CommandQueue(ctx)
+        a = rand(rng, 9, 7)
+        clgemm.gemm(q, cla.to_device(q, a), cla.to_device(q, a.T.copy()), kernel="5", params=P5)
+        clgemm.transpose(q, a)
+        q.finish()
+        assert any(k[0] == ctx.int_ptr for k in cache._pools)
+        clgemm.release(ctx)
+        gc.collect()
+        now = (len(cache.plans), len(cache._pools), len(build._cache), len(build._idle))
+        assert sizes is None or now == sizes, (now, sizes)
+        sizes = now
+        assert not any(k[0] == ctx.int_ptr for k in cache._pools)
+        assert not any(k[0] == ctx.int_ptr for k in build._cache)
