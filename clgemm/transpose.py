@@ -9,7 +9,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import build, kernels, operands
-from .operands import Matrix
+from .operands import F32, Matrix
 
 
 class TransposePlan:
@@ -44,10 +44,14 @@ class TransposePlan:
 
 def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
               params: Mapping[str, object] | None = None):
-    """a.T as a new C-ordered matrix (numpy in, numpy out; Array in, Array out)."""
+    """a.T as a new C-ordered matrix (numpy in, numpy out; Array in, Array out); an empty
+    one for an empty a, as numpy gives."""
     operands.check_queue(queue)
-    operands.check(a, "a", queue)
+    operands.check(a, "a", queue, empty=True)
     plan = TransposePlan(queue, kernel, params)
+    if 0 in a.shape:
+        shape = a.shape[::-1]
+        return cla.empty(queue, shape, F32) if isinstance(a, cla.Array) else np.empty(shape, F32)
     operands.wait_for_arrays(queue, a)
     operands.check_fits(queue.device, [a.shape, a.shape])
     src = operands.raw(queue, a, 1)

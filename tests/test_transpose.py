@@ -47,6 +47,18 @@ def test_transpose_of_fortran_input(queue, rng):
     assert np.array_equal(t.get(), a.T)
 
 
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0)])
+def test_transpose_of_an_empty_matrix_is_empty(queue, shape):
+    """As numpy's: an empty matrix of the transposed shape (a bad kernel is still refused)."""
+    a = np.zeros(shape, np.float32)
+    t = clgemm.transpose(queue, a)
+    assert isinstance(t, np.ndarray) and t.shape == a.T.shape and t.dtype == np.float32
+    t = clgemm.transpose(queue, cla.to_device(queue, a))
+    assert isinstance(t, cla.Array) and t.shape == a.T.shape
+    with pytest.raises(ValueError, match="valid kernels"):
+        clgemm.transpose(queue, a, kernel="fast")
+
+
 def test_transpose_bad_input(queue):
     with pytest.raises(TypeError, match="float32"):
         clgemm.transpose(queue, np.zeros((3, 3)))
