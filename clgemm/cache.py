@@ -36,6 +36,7 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
 
 _pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
 
+
 def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable[[int], object]:
     """A caller's allocator with each buffer it returns checked: one too small would be
     overrun by the kernels (heap corruption on pocl), one of another context fails deep
