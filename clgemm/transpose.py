@@ -45,23 +45,34 @@ class TransposePlan:
 def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
               params: Mapping[str, object] | None = None):
     """a.T as a new C-ordered matrix (numpy in, numpy out; Array in, Array out); an empty
-    one for an empty a, as numpy gives."""
+    one for an empty a, as numpy gives. A device a may be a block of a larger matrix, as
+    gemm() takes them (strides (4*ld, 4) or (4, 4*ld))."""
     operands.check_queue(queue)
-    operands.check(a, "a", queue, empty=True)
+    operands.check(a, "a", queue, empty=True, views=True)
     plan = TransposePlan(queue, kernel, params)
     if 0 in a.shape:
         shape = a.shape[::-1]
         return cla.empty(queue, shape, F32) if isinstance(a, cla.Array) else np.empty(shape, F32)
     operands.wait_for_arrays(queue, a)
     operands.check_fits(queue.device, [a.shape, a.shape])
-    src = operands.raw(queue, a, 1)
-    if operands.is_transposed(a):
-        # The memory already holds a.T row-major: a.T in C order is that memory as it is.
-        dst = src
+    if isinstance(a, cla.Array) and (a.offset or not a.flags.forc):
+        # a block: its memory as a row-major matrix ld apart in a sub-buffer, whose origin
+        # the transpose kernel cannot start past, so a block off it is copied out first
+        view = operands.device_view(a, "a", operands.base_align(queue.device))
+        src, transposed = view.mem, view.transposed
+        own = src.offset != 0
+        if own:
+            dense = operands.empty(queue, src.rows, src.cols, src.cols)
+            operands.copy_rect(queue, src.buf, src.ld, dense.buf, dense.ld, src.rows, src.cols,
+                               src_off=src.offset)
+            src = dense
     else:
-        dst = plan.transposed(src)
+        src, transposed = operands.raw(queue, a, 1), operands.is_transposed(a)
+        own = src.buf is not a.base_data if isinstance(a, cla.Array) else True
+    # a.T when the memory holds a.T row-major already (a Fortran-ordered a) is that memory
+    dst = src if transposed else plan.transposed(src)
     if isinstance(a, cla.Array):
-        if dst.buf is a.base_data:  # never alias the caller's buffer
+        if (dst is src and not own) or dst.ld != dst.cols:   # never alias the caller's memory
             copy = operands.empty(queue, dst.rows, dst.cols, dst.cols)
             operands.copy_rect(queue, dst.buf, dst.ld, copy.buf, copy.ld, dst.rows, dst.cols)
             dst = copy

@@ -47,6 +47,25 @@ def test_transpose_of_fortran_input(queue, rng):
     assert np.array_equal(t.get(), a.T)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_transpose_of_blocks_of_a_device_matrix(queue, order):
+    """Blocks of a larger device matrix, as gemm() takes them, plain and through .T, at
+    offsets on and off a sub-buffer's origin; the larger matrix is left as it was."""
+    rng = np.random.default_rng(3)
+    host = verify.random_matrix(rng, 61, 47)
+    host = np.asfortranarray(host) if order == "F" else host
+    big = cla.to_device(queue, host)
+    for _ in range(60):
+        r0, c0 = int(rng.integers(0, 61)), int(rng.integers(0, 47))
+        r1, c1 = int(rng.integers(r0 + 1, 62)), int(rng.integers(c0 + 1, 48))
+        block, want = big[r0:r1, c0:c1], host[r0:r1, c0:c1]
+        if rng.integers(2):
+            block, want = block.T, want.T
+        got = clgemm.transpose(queue, block)
+        assert isinstance(got, cla.Array) and np.array_equal(got.get(), want.T), (r0, r1, c0, c1)
+    assert np.array_equal(big.get(), host)
+
+
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0)])
 def test_transpose_of_an_empty_matrix_is_empty(queue, shape):
     """As numpy's: an empty matrix of the transposed shape (a bad kernel is still refused)."""
