@@ -67,12 +67,19 @@ class Evaluator:
         m, n, _ = self.shape
         return [s for s in sorted(counts) if plan.workspace_fits(s, m, n)]
 
+    def unaided_count(self, params: Mapping[str, int]) -> int:
+        """The slices of k gemm() cuts the target into with `params` and no tuned count."""
+        from .gemm import GemmPlan
+        plan = GemmPlan(self.queue, self.kernel, params)
+        return plan.splits(*self.layout(plan)[0])
+
     def split_stage(self, finalists: list[Mapping[str, int]],
                     alive: Callable[[], None] = lambda: None) -> dict:
         """Each configuration with each of its `split_counts`, checked (`measure`), then all
         the correct pairs timed in the same interleaved rounds, so that the margin compares
         timings taken side by side. A configuration with one count is timed with the rest
-        (marked `only_count`); no records where none has two. A pair that raises is
+        (marked `only_count`); no records where none has two; the count gemm() takes
+        unaided is marked `unaided` (the tuner's references launch so). A pair that raises is
         recorded as failed and the others go on. `alive` is called after each step, so
         that the parent's deadline counts from the last one."""
         counts = [self.split_counts(p) for p in finalists]
@@ -80,6 +87,7 @@ class Evaluator:
             return {"records": []}
         plans, records = [], []
         for params, cs in zip(finalists, counts):
+            unaided = self.unaided_count(params)
             for s in cs:
                 try:
                     plan = self.compile(params, split_k=s)
@@ -88,7 +96,8 @@ class Evaluator:
                     plan, rec = None, {"status": "failed", "error": short(e)}
                 rec.pop("ms", None)
                 records.append({"params": dict(params), "splits": s, **rec,
-                                **({"only_count": True} if len(cs) == 1 else {})})
+                                **({"only_count": True} if len(cs) == 1 else {}),
+                                **({"unaided": True} if s == unaided else {})})
                 if rec["status"] == "ok":
                     plans.append((len(records) - 1, plan))
                 alive()
@@ -243,14 +252,22 @@ class MatvecEvaluator(Evaluator):
                               bases={matvec.form_of(self.kernel): matvec.Base(dict(params))},
                               slices=slices)
 
-    def split_counts(self, params: Mapping[str, int]) -> list[int]:
-        """1, gemm()'s own count, and powers of two up to db.MAX_SPLITS whose slices are
-        at least 16 rows (sweep) or vectors (dot) deep: from the target's planned launch,
-        nothing built."""
+    def _own(self, params: Mapping[str, int]) -> matvec.Launch:
+        """The target's launch as gemm() plans it with `params` and no tuned count (nothing
+        built)."""
         from .launch import facts
         dev = self.queue.device
-        own = matvec.planned(dev, self.shape, facts(dev),
-                             {matvec.form_of(self.kernel): matvec.Base(dict(params))})[0]
+        return matvec.planned(dev, self.shape, facts(dev),
+                              {matvec.form_of(self.kernel): matvec.Base(dict(params))})[0]
+
+    def unaided_count(self, params: Mapping[str, int]) -> int:
+        """The slices of the depth gemm() takes with `params` and no tuned count."""
+        return self._own(params).slices
+
+    def split_counts(self, params: Mapping[str, int]) -> list[int]:
+        """1, gemm()'s own count, and powers of two up to db.MAX_SPLITS whose slices are
+        at least 16 rows (sweep) or vectors (dot) deep, from the target's planned launch."""
+        own = self._own(params)
         counts = {1, own.slices}
         s = 2
         while s <= SPLIT_STAGE_MAX and own.depth // s >= 16:

@@ -146,7 +146,8 @@ def params_text(p: dict) -> str:
 def tune_table(results):
     """The closing table: per shape, the winner against the registry defaults and against
     what gemm() launched there before (a tuned entry of another shape or of this one),
-    both timed in the winner's re-measure rounds where they could be."""
+    each timed in the same rounds as the winner's figure where it could be (the split
+    stage's, else the re-measure's)."""
     from rich.table import Table
 
     table = Table(title="best per shape (speed-ups: the winner's GFLOPS over each)")

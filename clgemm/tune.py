@@ -340,8 +340,12 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
             (() if top is None or top.get("only_count") else ("splits",))
         winner = None if top is None else {f: top[f] for f in keep if f in top}
     references = {}
-    for role, ref in refs.items():        # timed beside the finalists, else as searched
-        timed = timed_refs.get(role) or sweep.log.of(ref["params"])
+    for role, ref in refs.items():
+        # timed in the split stage's rounds, as the winner's figure is, where the stage ran
+        # it as gemm() launches it; else beside the finalists; else as searched
+        staged = next((r for r in stage if r["status"] == "ok" and r.get("unaided")
+                       and r["params"] == ref["params"] and "splits" not in ref), None)
+        timed = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
         references[role] = {**ref, "gflops": timed["gflops"] if timed else None}
     return Result(kern.key, tuple(shape), db.device_key(dev), str(sweep.log.path), counts,
                   records, winner, finalists, sweep.seconds, sweep.new, split_stage=stage,
