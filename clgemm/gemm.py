@@ -28,7 +28,8 @@ from . import cache, db, degenerate, events, heuristics, kernels, matvec, operan
 from . import guard as guards
 from .cache import memory_pool
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
-from .launch import TRANSPOSED_BY, GemmPlan, Workspace, check_split_k  # noqa: F401  (re-exported)
+from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
+from .launch import check_split_k, check_transposed_by
 from .layout import Variant, prepare
 from .operands import F32, F32_MAX
 
@@ -440,9 +441,7 @@ def _check_options(kernel, params, transposed_by, split_k, allocator, guard) -> 
     refuses them: a mistake must not wait for the first non-empty product to show."""
     if kernel is not None:
         kernels.tunable(kernel).resolve(params)
-    if transposed_by not in TRANSPOSED_BY:
-        raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
-                         f"not {transposed_by!r}")
+    check_transposed_by(transposed_by)
     check_split_k(split_k)
     operands.flag(guard, "guard")
     _check_allocator(allocator)

@@ -80,6 +80,13 @@ def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
     return not bad
 
 
+def check_transposed_by(transposed_by: object) -> None:
+    """transposed_by as gemm(), Plan and GemmPlan take it (TRANSPOSED_BY)."""
+    if transposed_by not in TRANSPOSED_BY:
+        raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
+                         f"not {transposed_by!r}")
+
+
 def check_split_k(split_k: object) -> None:
     """split_k as gemm(), Plan and GemmPlan take it: "auto" or a count of slices."""
     if split_k != "auto" and (isinstance(split_k, (bool, np.bool_))
@@ -121,9 +128,7 @@ class GemmPlan:
         "yes", "no". `split_k`: a count of slices of k, or "auto" (heuristics.splits);
         `workspace` holds their partial sums. Programs are built on first use."""
         operands.check_queue(queue)
-        if transposed_by not in TRANSPOSED_BY:
-            raise ValueError(f"transposed_by must be one of {', '.join(TRANSPOSED_BY)}, "
-                             f"not {transposed_by!r}")
+        check_transposed_by(transposed_by)
         if pad not in PAD:
             raise ValueError(f"pad must be one of {', '.join(PAD)}, not {pad!r}")
         check_split_k(split_k)
