@@ -8,8 +8,8 @@ cache keyed by what they depend on, the tuning database's state included (clgemm
 The modules below this one, none importing it: clgemm.cache (plans and memory pools kept
 between calls), clgemm.degenerate (products with a zero dimension, which need no plan),
 clgemm.events (what a call waits for and leaves on its output), clgemm.layout (a product's
-operands laid out as launches, and the layouts a Plan keeps) and clgemm.launch (the plan's kernels and their launch
-decisions).
+operands laid out as launches, and the layouts a Plan keeps) and clgemm.launch (the plan's
+kernels and their launch decisions).
 """
 
 from __future__ import annotations
@@ -125,8 +125,9 @@ class Plan:
         self._out_bytes = 4 * self.shape[0] * self.shape[1]
         self._c_shape = self.shape[:2]
         self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
-        self._own = None     # the last event this plan enqueued (clgemm.events.foreign)
-        self._last = [None]  # the same, for the finalizer (cache.bury), which may not hold self
+        # [the last event this plan enqueued]: clgemm.events.foreign's `own`, and what the
+        # finalizer (cache.bury), which may not hold self, waits for
+        self._last: list[cl.Event | None] = [None]
         weakref.finalize(self, cache.bury, self._variants, self._last).atexit = False
         cache.sweep()
         self._hot = None     # weakrefs to the last call's a, b, c (or None), its layout keys
@@ -276,7 +277,7 @@ class Plan:
         pending = seen = None
         if c is not None:
             if a.events or b.events or c.events:
-                pending = events.foreign(self.queue, (a, b, c), self._own)
+                pending = events.foreign(self.queue, (a, b, c), self._last[0])
                 seen = c.events[:]
         elif a.events or b.events:
             # the operands' events as the previous call without c found them, none of them
@@ -284,9 +285,9 @@ class Plan:
             # since makes the tuples differ)
             now = (tuple(a.events), tuple(b.events))
             if now != self._calm:
-                pending = events.foreign(self.queue, (a, b), self._own)
+                pending = events.foreign(self.queue, (a, b), self._last[0])
                 self._calm = now if pending is None else None
-        ev = self._own = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
+        ev = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
         if c is not None:
             c.events.append(ev)
             if seen:
