@@ -348,12 +348,17 @@ def rows_to_host(queue: cl.CommandQueue, m: Matrix, rows) -> np.ndarray:
     return out
 
 
+def dense(queue: cl.CommandQueue, m: Matrix) -> Matrix:
+    """A copy of m in a new buffer of its own, at its start, rows exactly m.cols apart."""
+    out = empty(queue, m.rows, m.cols, m.cols)
+    copy_rect(queue, m.buf, m.ld, out.buf, out.ld, m.rows, m.cols, src_off=m.offset)
+    return out
+
+
 def to_array(queue: cl.CommandQueue, m: Matrix, transposed: bool) -> cla.Array:
     """A pyopencl Array of the matrix (or of its transpose, Fortran-ordered), no host trip."""
-    if m.ld != m.cols:
-        dense = empty(queue, m.rows, m.cols, m.cols)
-        copy_rect(queue, m.buf, m.ld, dense.buf, m.cols, m.rows, m.cols)
-        m = dense
+    if m.ld != m.cols or m.offset:
+        m = dense(queue, m)
     if transposed:
         return cla.Array(queue, (m.cols, m.rows), F32, order="F", data=m.buf)
     return cla.Array(queue, (m.rows, m.cols), F32, data=m.buf)

@@ -62,20 +62,15 @@ def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
         src, transposed = view.mem, view.transposed
         own = src.offset != 0
         if own:
-            dense = operands.empty(queue, src.rows, src.cols, src.cols)
-            operands.copy_rect(queue, src.buf, src.ld, dense.buf, dense.ld, src.rows, src.cols,
-                               src_off=src.offset)
-            src = dense
+            src = operands.dense(queue, src)
     else:
         src, transposed = operands.raw(queue, a, 1), operands.is_transposed(a)
         own = src.buf is not a.base_data if isinstance(a, cla.Array) else True
     # a.T when the memory holds a.T row-major already (a Fortran-ordered a) is that memory
     dst = src if transposed else plan.transposed(src)
     if isinstance(a, cla.Array):
-        if (dst is src and not own) or dst.ld != dst.cols:   # never alias the caller's memory
-            copy = operands.empty(queue, dst.rows, dst.cols, dst.cols)
-            operands.copy_rect(queue, dst.buf, dst.ld, copy.buf, copy.ld, dst.rows, dst.cols)
-            dst = copy
+        if dst is src and not own:       # never alias the caller's memory
+            dst = operands.dense(queue, dst)
         out = operands.to_array(queue, dst, transposed=False)
         operands.mark_written(queue, out)
         return out
