@@ -54,9 +54,7 @@ class Evaluator:
         powers of two while the work-groups number at most SPLIT_STAGE_FILL per compute unit
         and the partial sums fit on the device; each as launched (every slice holds a tile
         of k), without repeats. One count for a kernel without split-K."""
-        from .gemm import GemmPlan
-        plan = GemmPlan(self.queue, self.kernel, params)
-        launched, _ = self.layout(plan)
+        plan, launched = self._unaided(params)
         groups, _ = plan.tiles(*launched)
         cap = SPLIT_STAGE_FILL * self.queue.device.max_compute_units
         counts = {1, plan.splits(*launched)}
@@ -67,11 +65,17 @@ class Evaluator:
         m, n, _ = self.shape
         return [s for s in sorted(counts) if plan.workspace_fits(s, m, n)]
 
-    def unaided_count(self, params: Mapping[str, int]) -> int:
-        """The slices of k gemm() cuts the target into with `params` and no tuned count."""
+    def _unaided(self, params: Mapping[str, int]):
+        """(plan, launched shape) of the target with `params` and no tuned count (nothing
+        built)."""
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params)
-        return plan.splits(*self.layout(plan)[0])
+        return plan, self.layout(plan)[0]
+
+    def unaided_count(self, params: Mapping[str, int]) -> int:
+        """The slices of k gemm() cuts the target into with `params` and no tuned count."""
+        plan, launched = self._unaided(params)
+        return plan.splits(*launched)
 
     def split_stage(self, finalists: list[Mapping[str, int]],
                     alive: Callable[[], None] = lambda: None) -> dict:
