@@ -2,8 +2,9 @@
 
 gemm() asks these questions of every product: pad the operands into whole tiles or not,
 how many slices of k (split-K), whether to lay a row-major A out K-major first, in which
-order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned, and whether one row or column of C makes it a
-matrix-vector product (and in how many slices). Their thresholds were measured on the H200
+order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
+and whether one row or column of C makes it a matrix-vector product (and in how many
+slices). Their thresholds were measured on the H200
 but the matrix-vector ones, so far measured on the CPU device only (docs/levers.md has
 each measurement); they are the generic defaults here, and a device's
 database may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such
@@ -61,7 +62,7 @@ DEFAULTS: dict[str, float] = {
     # take C's tiles down each column of tiles (kernels that honour COLUMNS_FIRST) where the
     # grid has columns_min_tiles tiles or more and at most columns_max_aspect times as many
     # rows as columns (0: never): kernel 5's 128x128 tiles +0.3-1.2% at 4096^3, 4000^3,
-    # 8192^3, 7919x7919x769 (961-4096 tiles), +-0 at 2048^3 (256), -0.7% and -1.1% at
+    # 8192^3, 7919x7919x769 (1024-4096 tiles), +-0 at 2048^3 (256), -0.7% and -1.1% at
     # 4096x1024x4096 and 5003x3001x2039 (4 and 1.7 times as many rows as columns)
     "columns_min_tiles": 512,
     "columns_max_aspect": 1.0,
