@@ -92,5 +92,5 @@ def recorded(device=None, kernel: str | None = None) -> list[tuple[str, int, int
                 continue
             if (want is None or r["device"] == want) and (kernel is None or job[0] == kernel):
                 counts[job] = counts.get(job, 0) + 1
-    order = list(counts)
-    return sorted(order, key=lambda j: (-counts[j], order.index(j)))
+    # dicts keep insertion order and sorted() is stable: ties stay first recorded first
+    return sorted(counts, key=lambda j: -counts[j])

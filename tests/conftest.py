@@ -3,7 +3,7 @@ import pyopencl as cl
 import pytest
 
 import clgemm
-from clgemm import device
+from clgemm import device, verify
 
 # Small parameter sets (two per kernel) so register-blocked kernels stay fast on the CPU.
 SMALL = {
@@ -36,6 +36,20 @@ SMALL_TRANSPOSE = {
 # Shapes (M, N, K): ones, primes, non-multiples of every tile and width, tall-skinny.
 ODD_SHAPES = [(1, 1, 1), (1, 7, 3), (37, 53, 29), (64, 64, 64), (3, 129, 5),
               (100, 7, 131), (257, 3, 2), (2, 300, 1)]
+
+# Kernel 5's parameters in the gemm() tests: 32 x 32 tiles, float4 loads.
+P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+
+SKINNY = (1, 64, 512)     # two 32 x 32 tiles of C, 64 tiles of k: splitting k can pay
+
+
+def rand(rng, *shape, order="C"):
+    x = verify.random_matrix(rng, *shape)
+    return np.asfortranarray(x) if order == "F" else x
+
+
+def close(out, ref, k):
+    return verify.rel_error(np.asarray(out), ref) <= verify.tolerance(k)
 
 
 @pytest.fixture(scope="session")

@@ -13,18 +13,11 @@ import pytest
 import clgemm
 from clgemm import verify
 
-P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+from .conftest import P5, close, rand
+
 CALLS = 50
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
-
-
-def rand(rng, *shape):
-    return verify.random_matrix(rng, *shape)
-
-
-def close(out, ref, k):
-    return verify.rel_error(np.asarray(out), ref) <= verify.tolerance(max(k, 1))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 import clgemm
 from clgemm import db, heuristics, kernels, matvec, verify
 
-from .test_gemm_api import P5, rand
+from .conftest import P5, rand
 from .test_submatrix import Block, aligned, block_cases
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: no tuned entries

@@ -11,13 +11,7 @@ import pytest
 import clgemm
 from clgemm import cache, db, store, verify
 
-P5 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
-
-
-def rand(rng, *shape, order="C"):
-    x = verify.random_matrix(rng, *shape)
-    return np.asfortranarray(x) if order == "F" else x
-
+from .conftest import P5, rand
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
 

@@ -22,7 +22,7 @@ import pytest
 import clgemm
 from clgemm import verify
 
-from .test_gemm_api import P5, close, rand
+from .conftest import P5, close, rand
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: no tuned entries
 

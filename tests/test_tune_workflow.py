@@ -25,7 +25,7 @@ from clgemm.gemm import GemmPlan
 from clgemm.tune import tune, tune_many
 
 from .evaluators import Synthetic
-from .test_tune import _children, _running_in_group, _start_tune, _still_running, _wait_for_lines
+from .tune_helpers import _children, _running_in_group, _start_tune, _still_running, _wait_for_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 SYN = "tests.evaluators:Synthetic"

@@ -1,0 +1,336 @@
+"""How gemm() lays a product out for its kernel: padding to whole tiles, split-K, a
+K-major A, the smallest tiles, the shared split-K workspace, bound launches and the
+copies between them; each rule, and the same product whichever way it runs."""
+
+import sys
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+import clgemm
+from clgemm import kernels, verify
+from clgemm.gemm import GemmPlan
+from clgemm.operands import is_transposed
+
+from .conftest import P5, close, rand
+
+
+@pytest.mark.parametrize("rows,cols,src_ld,dst_ld", [
+    (37, 53, 53, 53),       # dense both sides: one flat copy
+    (29, 40, 40, 64),       # widths of 4: the float4 copy_rows build
+    (29, 40, 44, 40),
+    (5, 37, 37, 40),        # odd width: the scalar build
+    (1, 3, 3, 8),
+    (130, 70, 71, 73),
+])
+def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src_ld, dst_ld):
+    """Every path of operands.copy_rect: the block arrives, and the destination's columns
+    beyond it (and its rows beyond it) keep what they held."""
+    from clgemm import operands
+    src = rand(rng, rows, src_ld)
+    dst0 = rand(rng, rows + 2, dst_ld)
+    sbuf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=src)
+    dbuf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=dst0)
+    operands.copy_rect(queue, sbuf, src_ld, dbuf, dst_ld, rows, cols).wait()
+    got = np.empty_like(dst0)
+    cl.enqueue_copy(queue, got, dbuf)
+    want = dst0.copy()
+    want[:rows, :cols] = src[:, :cols]
+    assert np.array_equal(got, want)
+
+
+def test_pad_rule(queue):
+    """Auto-padding only where it wastes little and the launch is large; never for kernels
+    without an EXACT build, nor for shapes that are whole tiles already."""
+    from clgemm.heuristics import DEFAULTS
+    PAD_MIN_VOLUME = DEFAULTS["pad_min_volume"]
+    plan = GemmPlan(queue, "5", P5)                    # "auto" is the default
+    assert plan.pad == "auto"
+    assert plan.pads(4001, 4001, 4001)                 # 4032^3: 2% more work
+    assert not plan.pads(4000, 4000, 4000)             # whole 32x32x8 tiles already
+    assert not plan.pads(37, 53, 29)                   # too small to pay for the copies
+    side = round(PAD_MIN_VOLUME ** (1 / 3)) - 9        # just below the volume threshold
+    assert side**3 < PAD_MIN_VOLUME < (side + 32) ** 3 and side % 32
+    assert not plan.pads(side, side, side) and plan.pads(side + 32, side + 32, side + 32)
+    assert not plan.pads(1, 4096, 4096)                # 32x the work
+    assert not plan.pads(4001, 4001, 135)              # too shallow to repay the copies
+    assert not plan.pads(1001, 1001, 2150)             # too narrow
+    assert plan.pads(4001, 4001, 1001)
+    assert not plan.pads(4001, 4001, 4000) and plan.loads(4001, 4001, 4000) == "clamp"   # CLAMP, no copies
+    assert GemmPlan(queue, "5", P5, pad="yes").pads(4001, 4001, 4000)
+    assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
+    assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
+    assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes").pads(37, 53, 29)
+    with pytest.raises(ValueError, match="pad must be one of"):
+        GemmPlan(queue, "5", P5, pad="always")
+
+
+@pytest.mark.parametrize("where", ["host", "device"])
+@pytest.mark.parametrize("by", ["transpose", "kernel"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("kernel,params,split", [("5", P5, 1), ("6", dict(P5, WIDTH=1), 1),
+                                                 ("5", P5, 3)])
+def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kernel, params, split):
+    """pad="yes": operands put into zero-padded whole tiles, the EXACT build launched
+    over them, and C (read for beta) written in place by the kernel's bounds-checked
+    stores; odd shapes, both operand layouts, host and device operands, beta != 0,
+    split-K, and beta = 0 over NaN."""
+    from clgemm.gemm import prepare
+    m, n, k = 37, 53, 29
+    a = rand(rng, *((k, m) if ta else (m, k)))
+    b = rand(rng, *((n, k) if tb else (k, n)))
+    c0 = rand(rng, m, n)
+    opa, opb = (a.T if ta else a), (b.T if tb else b)
+    ha, hb = opa, opb
+    if where == "device":
+        opa, opb = cla.to_device(queue, opa), cla.to_device(queue, opb)
+    plan = GemmPlan(queue, kernel, params, transposed_by=by, pad="yes", split_k=split)
+    for alpha, beta, fill in ((1.5, -0.5, None), (1.0, 0.0, np.nan)):
+        c = c0.copy()
+        if fill is not None:
+            c[...] = fill
+        prep = prepare(plan, opa, opb, c, alpha, beta)
+        assert prep.padded
+        assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
+        # A device operand goes into its padded buffer by a step (a copy, or a transpose
+        # that writes straight there); a host one is uploaded there, and takes a step only
+        # for a device transpose (laid out transposed, and not read as it lies).
+        x, y = (hb.T, ha.T) if prep.swap else (ha, hb)
+        moved = 2 if where == "device" else sum(
+            is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
+        # then C's transpose in when it is read and stored transposed, the product (and its sum)
+        assert len(prep.launch()) == moved + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
+        assert (prep.splits > 1) == (split > 1)
+        c[...] = host_result(queue, prep)
+        assert close(c, verify.reference(ha, hb, alpha, beta, c0), k)
+    assert set(key[0] for key in plan._programs) == {"exact"}    # only the EXACT build ran
+
+
+@pytest.mark.parametrize("by,pad,built", [
+    # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST): C is 37 x 53,
+    # in place, in 4 tiles
+    ("kernel", "no", {("checked", True, False, False, True, False)}),   # A read as K x M, partial tiles
+    ("transpose", "yes", {("exact", False, False, False, True, False)}),   # padded to whole tiles: EXACT
+])
+def test_prepare_builds_only_the_variant_it_launches(queue, rng, by, pad, built):
+    from clgemm.gemm import prepare
+    a, b = rand(rng, 29, 37), rand(rng, 29, 53)      # op(A) = a.T is 37 x 29
+    plan = GemmPlan(queue, "5", P5, transposed_by=by, pad=pad)
+    assert plan._programs == {}                        # nothing built before it is needed
+    prep = prepare(plan, a.T, b, None, 1.0, 0.0)
+    assert set(plan._programs) == built
+    prep.launch()
+    assert set(plan._programs) == built
+    assert close(host_result(queue, prep), verify.reference(a.T, b), 29)
+
+
+def host_result(queue, prep):
+    from clgemm import operands
+    out = operands.to_host(queue, prep.out)
+    return out.T if prep.swap else out
+
+
+def test_untuned_split_leaves_the_fewest_waves():
+    """Without a tuned count, a split is taken only where it cuts the waves of work on the
+    device: the H200's 132 units (2026-12-04) ran 80-128 groups of 64x128 at k = 1024 13-18%
+    slower in the two slices that doubling to a full wave gave (half a wave's groups more
+    cannot finish sooner), and 64 groups faster in two (twice the units busy); at k = 4096,
+    104-128 groups of 128x128 ran 18-23% faster in two slices (more groups a unit)."""
+    from clgemm.heuristics import DEFAULTS, Facts, _fill_splits
+    f = Facts(compute_units=132)
+    assert _fill_splits(128, 1024, f) == 1
+    assert _fill_splits(112, 2048, f) == 1       # 2 or 4 slices: a whole wave of work
+    assert _fill_splits(80, 1024, f) == 1        # 160 groups: 2 waves of half the work
+    assert _fill_splits(64, 1024, f) == 2        # one wave of half the work
+    assert _fill_splits(56, 2048, f) == 4        # 2 and 4 tie at half a wave: the larger
+    assert _fill_splits(64, 512, f) == 1         # slices would be under split_min_k
+    assert _fill_splits(1, 2**20, f) == 256      # one tile of C: past a wave, as before
+    assert _fill_splits(96, 4096, f) == 4        # 3 waves of a quarter: 33% faster measured
+    assert _fill_splits(80, 4096, f) == 4
+    assert _fill_splits(64, 4096, f) == 4        # 8 saves nothing more than 4
+    assert _fill_splits(48, 4096, f) == 8        # 3 waves of an eighth against 2 of a quarter
+    assert _fill_splits(132, 2**20, f) == 1
+    assert _fill_splits(128, 4096, f) == 2       # no wave saved, but slices 2048 deep
+    assert _fill_splits(128, 4095, f) == 1
+    f2 = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_fill=2))
+    assert _fill_splits(128, 1024, f2) == 2      # two groups a unit make the wave 264
+
+
+def test_split_k_rule(queue):
+    """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
+    and every slice keeps at least one tile of k; kernels without split-K never split, and
+    refuse a count asked of them."""
+    from clgemm.heuristics import DEFAULTS
+    SPLIT_FILL, SPLIT_MIN_K = DEFAULTS["split_fill"], DEFAULTS["split_min_k"]
+    cus = queue.device.max_compute_units
+    plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
+    want = SPLIT_FILL * cus
+    long = 2 * SPLIT_MIN_K * want                      # deep enough for `want` slices on any device
+    s = plan.splits(1, 32, long)                       # one tile of C, a long k
+    assert s >= want and s // 2 < want                 # the fewest doublings that fill it
+    assert plan.splits(1, 32, SPLIT_MIN_K) == 1        # too short to split
+    # a shorter k stops the doubling where slices would fall under SPLIT_MIN_K
+    assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4, 1 << (want - 1).bit_length())
+    big = -(-want // 1) * 32                            # enough tiles of C already
+    assert plan.splits(32, big, long) == 1
+    fixed = GemmPlan(queue, "5", P5, split_k=7)
+    assert fixed.splits(5, 5, 24) == 3                 # 3 tiles of k: 3 slices at most
+    assert fixed.splits(5, 5, 8 * 20) == 7             # 20 tiles: 3,3,3,3,3,3,2
+    assert fixed.splits(5, 5, 8 * 13) == 7             # 13 tiles: ceil(13/7)=2 each -> 7
+    assert GemmPlan(queue, "5", P5, split_k=8).splits(5, 5, 8 * 13) == 7   # 2 each -> 7 slices
+    assert GemmPlan(queue, "4", dict(P5, PAD=1), split_k=1).splits(5, 5, 1000) == 1
+    # a count of slices asked of a kernel that cannot split is refused, not ignored
+    with pytest.raises(ValueError, match=r"kernel 4 \(vectorized\) cannot cut k.*can: 5, 6"):
+        GemmPlan(queue, "4", dict(P5, PAD=1), split_k=8)
+    with pytest.raises(ValueError, match="kernel 3 .*cannot cut k"):
+        clgemm.gemm(queue, np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), kernel=3,
+                    split_k=2)
+    for bad in (0, -2, "3", 1.5, True):
+        with pytest.raises(ValueError, match="split_k must be"):
+            GemmPlan(queue, "5", P5, split_k=bad)
+
+
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=1)),
+                                           ("5", dict(P5, WIDTH=2, PAD=1))])
+@pytest.mark.parametrize("m,n,k", [(1, 67, 300), (37, 53, 129), (64, 64, 256), (5, 3, 9)])
+@pytest.mark.parametrize("split", [2, 5, 64])
+def test_split_k_gives_the_same_product(queue, rng, kernel, params, m, n, k, split):
+    """Slices summed by splitk_reduce, with alpha and beta applied once: odd shapes, whole
+    tiles (the EXACT build), more slices asked than tiles of k, a Fortran-ordered C."""
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    c0 = rand(rng, m, n, order="F")
+    c = c0.copy(order="F")
+    out = clgemm.gemm(queue, a, b, c, alpha=-1.5, beta=0.5, kernel=kernel, params=params,
+                      split_k=split)
+    assert out is c
+    assert close(c, verify.reference(a, b, -1.5, 0.5, c0), k)
+    # beta = 0 must not read C, here all NaN
+    c[...] = np.nan
+    clgemm.gemm(queue, a, b, c, kernel=kernel, params=params, split_k=split)
+    assert close(c, verify.reference(a, b), k)
+
+
+# tiles of 4 and 8 rows or columns (the smallest in the space): a whole row of work-items
+# (RTSM = 1), a work-group of one vector per item, WIDTH 2 and 4, with and without PAD
+SMALL_TILES = [dict(TSM=4, TSN=128, TSK=32, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+               dict(TSM=8, TSN=64, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0),
+               dict(TSM=64, TSN=4, TSK=16, WPTM=4, WPTN=4, WIDTH=4, PAD=0),
+               dict(TSM=8, TSN=8, TSK=4, WPTM=2, WPTN=2, WIDTH=2, PAD=1)]
+
+
+@pytest.mark.parametrize("kernel,params", [(k, p) for k in ("4", "5", "6") for p in SMALL_TILES
+                                           if not kernels.get(k).violations(p)] + [
+    ("3", dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4)), ("3", dict(TSM=32, TSN=4, TSK=8, WPTM=4, WPTN=4))])
+@pytest.mark.parametrize("m,n,k", [(1, 300, 517), (301, 1, 33), (13, 9, 77), (64, 64, 64)])
+def test_small_tiles(queue, rng, kernel, params, m, n, k):
+    """m = 1 and n = 1 products (what the small tiles are for), odd shapes and whole tiles
+    (the EXACT build), split-K included."""
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    for split in ((1, 3) if kernels.get(kernel).split_k else (1,)):
+        extra = {"split_k": split} if kernels.get(kernel).split_k else {}
+        out = clgemm.gemm(queue, a, b, kernel=kernel, params=params, **extra)
+        assert close(out, verify.reference(a, b), k)
+
+
+def test_shared_workspace(queue, rng):
+    """Plans given one Workspace put their partial sums in one buffer, grown to the largest
+    launch; anything else as a workspace is refused by name."""
+    from clgemm import operands
+    from clgemm.gemm import Workspace
+    work = Workspace(queue.context)
+    bufs = []
+    for s, (m, k) in ((5, (37, 600)), (2, (3, 300))):     # the larger first, then reused
+        plan = GemmPlan(queue, "5", P5, split_k=s, workspace=work)
+        a, b = rand(rng, m, k), rand(rng, k, 40)
+        out = operands.poison(queue, operands.empty(queue, m, 40, 40))
+        cl.wait_for_events(plan.bind(operands.raw(queue, a, 4), operands.raw(queue, b, 4), out)())
+        assert close(operands.to_host(queue, out), verify.reference(a, b), k)
+        bufs.append(work.buf)
+    assert bufs[0] is bufs[1] and bufs[0].size >= 4 * 5 * 37 * 40
+    with pytest.raises(TypeError, match="workspace must be a clgemm.gemm.Workspace, not str"):
+        GemmPlan(queue, "5", P5, workspace="x")
+    other = cl.Context([queue.device])
+    with pytest.raises(ValueError, match="another OpenCL context"):
+        GemmPlan(queue, "5", P5, workspace=Workspace(other))
+
+
+def test_bound_launch_holds_its_buffers(queue, rng):
+    """A bound launch keeps the operands it was given alive (kernel arguments do not), so
+    it can run after the caller's references are gone; every call recomputes the product."""
+    import gc
+    from clgemm import operands
+    plan = GemmPlan(queue, "5", P5)
+    a, b = rand(rng, 37, 300), rand(rng, 300, 29)
+    out = operands.empty(queue, 37, 29, 32)
+    calls = [plan.bind(operands.raw(queue, a, 4), operands.raw(queue, b, 4), out),
+             GemmPlan(queue, "5", P5, split_k=3).bind(operands.raw(queue, a, 4),
+                                                      operands.raw(queue, b, 4), out)]
+    gc.collect()
+    for call in calls:
+        operands.poison(queue, out)
+        cl.wait_for_events(call())
+        assert close(operands.to_host(queue, out), verify.reference(a, b), 300)
+
+
+def test_kmajor_rule(queue):
+    """transposed_by="auto" turns a row-major A K-major only for kernels that read it so,
+    and only for products large enough (N and M*N*K) to repay the transpose."""
+    from clgemm.heuristics import DEFAULTS
+    KMAJOR_MIN_N, KMAJOR_MIN_VOLUME = DEFAULTS["kmajor_min_n"], DEFAULTS["kmajor_min_volume"]
+    plan = GemmPlan(queue, "5", P5)
+    big = KMAJOR_MIN_VOLUME // KMAJOR_MIN_N
+    assert plan.kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not plan.kmajor_a(big, KMAJOR_MIN_N // 2, 2)         # A reused too few times
+    assert not plan.kmajor_a(big // 2, KMAJOR_MIN_N, 1)         # too small a product
+    assert not GemmPlan(queue, "5", P5, transposed_by="transpose").kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not GemmPlan(queue, "5", P5, transposed_by="kernel").kmajor_a(big, KMAJOR_MIN_N, 1)
+    assert not GemmPlan(queue, "4", dict(P5, PAD=1)).kmajor_a(big, KMAJOR_MIN_N, 1)
+
+
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=1)),
+                                           ("5", dict(P5, WIDTH=2, PAD=1))])
+@pytest.mark.parametrize("m,n,k,ta,tb", [(37, 53, 29, False, False), (64, 96, 48, False, False),
+                                         (45, 7, 300, False, True), (33, 64, 20, True, False)])
+def test_kmajor_a_gives_the_same_product(queue, rng, thresholds, kernel, params, m, n, k, ta, tb):
+    """With the thresholds at zero every row-major A goes through the device transpose to
+    K x M and the A_KMAJOR build: odd shapes, whole tiles (EXACT), a transposed B, a
+    transposed A (read as it lies, no extra transpose), C with beta, and beta = 0 over NaN."""
+    gemm_mod = sys.modules["clgemm.gemm"]    # the module; clgemm.gemm is the function
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0)
+    a = rand(rng, k, m) if ta else rand(rng, m, k)
+    b = rand(rng, n, k) if tb else rand(rng, k, n)
+    opa, opb = (a.T if ta else a), (b.T if tb else b)
+    plan = GemmPlan(queue, kernel, params)
+    prep = gemm_mod.prepare(plan, opa, opb, None, 1.0, 0.0)
+    assert prep.kmajor == (not ta) and not prep.swap
+    assert all(key[1] for key in plan._programs)     # only A_KMAJOR builds
+    prep.launch()
+    assert close(host_result(queue, prep), verify.reference(opa, opb), k)
+    c0 = rand(rng, m, n)
+    c = c0.copy()
+    clgemm.gemm(queue, a, b, c, alpha=0.5, beta=-2.0, trans_a=ta, trans_b=tb, kernel=kernel,
+                params=params)
+    assert close(c, verify.reference(opa, opb, 0.5, -2.0, c0), k)
+    c[...] = np.nan
+    clgemm.gemm(queue, a, b, c, trans_a=ta, trans_b=tb, kernel=kernel, params=params)
+    assert close(c, verify.reference(opa, opb), k)
+
+
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresholds, where):
+    """Padding and the K-major A together: the transpose writes A into the zero-padded K x M
+    buffer itself (no second copy); B is uploaded straight into its padded buffer from the
+    host, or copied there by a step from the device; then the product."""
+    gemm_mod = sys.modules["clgemm.gemm"]
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0)
+    m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    plan = GemmPlan(queue, "5", P5)
+    da, db_ = (a, b) if where == "host" else (cla.to_device(queue, a), cla.to_device(queue, b))
+    prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
+    assert prep.kmajor and prep.padded
+    assert len(prep.launch()) == (2 if where == "host" else 3)
+    assert set(plan._programs) == {("exact", True, False, False, True, False)}  # EXACT, A_KMAJOR, n = 63
+    assert close(host_result(queue, prep), verify.reference(a, b), k)

@@ -1,0 +1,359 @@
+"""gemm() picking up the tuned parameters: logs and databases validated on load (a bad
+line or entry is skipped with a warning), written atomically, shipped databases, the
+nearest entry and the best kernel, and for an untuned shape the near entry predicted
+fastest (waves of resident groups, tile waste, what the device can launch, a sibling
+kernel's entry)."""
+
+import json
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import clgemm
+from clgemm import db, device, kernels, store, verify
+from clgemm.cli import main
+from clgemm.gemm import GemmPlan
+from clgemm.tune import tune
+
+from .conftest import SKINNY, SMALL
+
+
+SHIPPED = db._shipped
+
+
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
+
+
+def test_bad_log_lines_are_skipped_with_a_warning(home):
+    dev = device.select()
+    log = db.log_path(dev, "2", 16, 16, 16)
+    log.parent.mkdir(parents=True)
+    good = {"schema": 1, "params": {"TS": 8}, "status": "ok", "ms_median": 1.0, "ms_min": 1.0,
+            "ms_max": 1.0, "gflops": 2.0}
+    bad = [
+        {**good, "params": {"TS": 24}},                 # outside the declared space
+        {**good, "params": {"TS": "8 -DX=1"}},          # an attempt at compiler options
+        {**good, "params": {"TS": 8, "EVIL": 1}},       # unknown parameter
+        {**good, "schema": 99},
+        {**good, "status": "great"},
+        {**good, "gflops": -5},
+        [1, 2, 3],
+    ]
+    log.write_text("\n".join(json.dumps(x) for x in [good, *bad]) + "\nnot json\n")
+    with pytest.warns(db.DataWarning, match=str(log).replace("\\", ".")):
+        recs = list(db.read_log(log, kernels.get("2")))
+    assert [r["params"] for r in recs] == [{"TS": 8}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        res = tune("2", 16, 16, 16, strategy="grid", workers=1, repeat=2)
+    assert res.summary()["resumed"] == 1 and res.summary()["evaluated_now"] == 3
+
+
+def test_bad_database_entries_are_ignored(queue, home):
+    dev = queue.device
+    path = db.db_path(dev)
+    path.parent.mkdir(parents=True)
+    doc = {"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"64x64x64": {"params": {"TS": "4 -cl-opt-disable"}, "gflops": 1.0},
+              "8x8x8": {"params": {"TS": 4}, "gflops": "fast"},
+              "bogus": {"params": {"TS": 4}, "gflops": 1.0}},
+        "99": {"64x64x64": {"params": {}, "gflops": 1.0}},
+        "5": {"64x64x64": {"params": dict(kernels.get("5").defaults, WPTM=2), "gflops": 1.0}}}}
+    path.write_text(json.dumps(doc))
+    with pytest.warns(db.DataWarning, match=path.name):
+        plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert plan.source == "defaults"
+    a = verify.random_matrix(np.random.default_rng(), 9, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        assert clgemm.gemm(queue, a, a).shape == (9, 9)
+    path.write_text("{truncated")
+    with pytest.warns(db.DataWarning, match="ignored"):
+        assert GemmPlan(queue, "2", shape=(64, 64, 64)).source == "defaults"
+
+
+def test_nearest_shape_and_best_kernel(queue):
+    dev = queue.device
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    db.record_best(dev, "2", 1024, 1024, 1024, {"TS": 16}, 20.0)
+    db.record_best(dev, "3", 1024, 1024, 1024, dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4), 50.0)
+    assert db.lookup(dev, "2", 100, 90, 80) == ("2", {"TS": 8})
+    assert db.lookup(dev, "2", 800, 2000, 1024) == ("2", {"TS": 16})
+    assert db.lookup(dev, None, 1000, 1000, 1000)[0] == "3"
+    assert db.lookup(dev, "4", 64, 64, 64) is None
+    plan = GemmPlan(queue, None, shape=(1000, 1000, 1000))
+    assert plan.kernel.key == "3" and plan.tuned_at == "1024x1024x1024"
+    assert GemmPlan(queue, "4", shape=(64, 64, 64)).tuned_at is None
+
+
+def test_an_opt_in_kernel_is_taken_only_by_name(queue):
+    """Kernels 7 and 8 (TF32 tensor cores) are faster in the database here, but gemm()
+    without a kernel keeps to the float kernels; asked for by name, each takes its entry."""
+    dev = queue.device
+    p7 = dict(TSM=32, TSN=32, TSK=16, WM=32, WN=32, FOLD=8)
+    db.record_best(dev, "5", 64, 64, 64, SMALL["5"][0], 10.0)
+    db.record_best(dev, "7", 64, 64, 64, p7, 99.0)
+    db.record_best(dev, "8", 64, 64, 64, SMALL["8"][0], 150.0)
+    assert kernels.get("7").opt_in and kernels.get("8").opt_in
+    assert db.lookup(dev, None, 64, 64, 64)[0] == "8"
+    plan = GemmPlan(queue, None, shape=(64, 64, 64))
+    assert plan.kernel.key == "5" and plan.params == SMALL["5"][0]
+    named = GemmPlan(queue, "7", shape=(64, 64, 64))
+    assert named.kernel.key == "7" and named.params == p7 and named.tuned_at == "64x64x64"
+    named = GemmPlan(queue, "8", shape=(64, 64, 64))
+    assert named.kernel.key == "8" and named.params == SMALL["8"][0] and named.tuned_at == "64x64x64"
+
+
+def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
+    """gemm() chooses parameters on every call; the choice is kept per database state, and
+    a new entry, whether written here or by another process, is seen by the next call."""
+    from clgemm import heuristics
+    dev = queue.device
+    db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    chosen = []
+    real = heuristics.choose_entry
+    monkeypatch.setattr(heuristics, "choose_entry", lambda *a: chosen.append(a[2]) or real(*a))
+    for _ in range(3):
+        assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 8}
+    assert len(chosen) == 1
+    db.record_best(dev, "2", 60, 60, 60, {"TS": 4}, 11.0)
+    assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 4}
+    # another process's write: the file is replaced, this process's count does not move
+    doc = json.loads(db.db_path(dev).read_text())
+    doc["entries"]["2"]["60x60x60"]["params"] = {"TS": 16}
+    store.write_atomic(db.db_path(dev), doc)
+    assert GemmPlan(queue, "2", shape=(60, 60, 60)).params == {"TS": 16}
+    assert len(chosen) == 3
+
+
+def test_database_write_is_atomic(queue, monkeypatch):
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    before = path.read_text()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(json, "dump", boom)
+    with pytest.raises(OSError):
+        db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 10.0)
+    assert path.read_text() == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_shipped_databases_are_valid():
+    from clgemm.db import _load
+    files = SHIPPED()
+    assert files, "the package ships at least one tuned database"
+    for f in files:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", db.DataWarning)
+            assert _load(f)
+
+
+def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
+    dev = queue.device
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"100x100x100": {"params": {"TS": 16}, "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert plan.source == "tuned" and plan.params == {"TS": 16}
+    # the user's own tuning takes precedence
+    db.record_best(dev, "2", 100, 100, 100, {"TS": 4}, 5.0)
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
+
+
+def test_given_parameters_are_not_reported_as_tuned(queue, tmp_path, monkeypatch):
+    """A plan whose parameters were all given says so, and names no tuned shape."""
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "3": {"100x100x100": {"params": {"TSM": 32, "TSN": 32, "TSK": 8, "WPTM": 4, "WPTN": 4},
+                              "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    tuned = GemmPlan(queue, "3", shape=(90, 90, 90))
+    assert (tuned.source, tuned.tuned_at) == ("tuned", "100x100x100")
+    some = GemmPlan(queue, "3", {"WPTM": 8}, shape=(90, 90, 90))
+    assert (some.source, some.params["WPTM"], some.params["TSM"]) == ("tuned+given", 8, 32)
+    every = GemmPlan(queue, "3", dict(kernels.get("3").defaults), shape=(90, 90, 90))
+    assert (every.source, every.tuned_at) == ("given", None)
+
+
+def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
+    """A valid-looking entry whose work-group the device cannot launch does not break
+    gemm(): it is skipped with a warning naming it, and the defaults run."""
+    too_big = {"TSM": 256, "TSN": 256, "TSK": 32, "WPTM": 4, "WPTN": 2}   # 64 x 128 work-items
+    assert kernels.get("3").violations(too_big) == []
+    assert kernels.get("3").violations(too_big, queue.device)
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "3": {"512x512x512": {"params": too_big, "gflops": 50.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    a = np.random.default_rng(1).random((8, 8), dtype=np.float32)
+    with pytest.warns(db.DataWarning, match="kernel 3 at 512x512x512 skipped"):
+        c = clgemm.gemm(queue, a, a)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ a, rtol=1e-5)
+
+
+# ------------------------------------------------------------ waves: untuned shapes
+
+def _nvidia(cc=(9, 0)):
+    return SimpleNamespace(extensions="cl_khr_fp64 cl_nv_device_attribute_query",
+                           compute_capability_major_nv=cc[0], compute_capability_minor_nv=cc[1])
+
+
+@pytest.mark.parametrize("threads, registers, local, groups", [
+    (128, 223, 16656, 2),    # kernel 5 at 8192^3: 264 groups at once on 132 SMs (its tail)
+    (128, 141, 42000, 3),    # 32 x 128 tiles with bounds checks: one wave up to 396 groups
+    (128, 127, 42000, 4),    # the same tiles' EXACT build
+    (256, 135, 16400, 1),
+    (64, 80, 3144, 12),      # registers: 64K / (80 x 64) = 12.8
+    (64, 16, 0, 32),         # the block limit
+    (1024, 32, 0, 2),        # the warp limit: 64 warps
+    (128, 32, 48 * 1024, 4),  # local memory: 228 KiB / 49 KiB
+])
+def test_resident_groups_h200(threads, registers, local, groups):
+    assert device.resident_groups(_nvidia(), threads, registers, local) == groups
+
+
+def test_resident_groups_unknown_devices(queue):
+    assert device.resident_groups(_nvidia((5, 0)), 128, 32, 0) is None
+    assert device.resident_groups(SimpleNamespace(extensions=""), 128, 32, 0) is None
+    residents = GemmPlan(queue, "5", SMALL["5"][0]).residents()
+    if device.nvidia_cc(queue.device) is None:
+        assert residents is None
+    else:    # twice: the driver's cache must not hide the compiler's report the second time
+        assert residents == GemmPlan(queue, "5", SMALL["5"][0]).residents()
+        assert set(residents) == {"checked", "exact"} and min(residents.values()) >= 1
+
+
+def test_residents_in_database_are_validated(queue):
+    dev = queue.device
+    p = SMALL["3"][0]
+    db.record_best(dev, "3", 64, 64, 64, p, 10.0, {"resident": {"checked": 2, "exact": 3}})
+    db.record_best(dev, "3", 32, 32, 32, p, 10.0, {"resident": {"checked": 0, "exact": 3}})
+    with pytest.warns(db.DataWarning, match="resident"):
+        entries = db.entries_for(dev)["3"]
+    assert entries["64x64x64"]["resident"] == {"checked": 2, "exact": 3}
+    assert "resident" not in entries["32x32x32"]          # the entry itself still counts
+    assert db.lookup(dev, "3", 30, 30, 30) == ("3", p)
+
+
+def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
+    """Entry A (the nearest, and faster where it was tuned) fills exactly one wave of the
+    device there; one more tile column needs a second wave for a single group. Entry B,
+    tuned a little farther away, stays under one wave: B is predicted faster."""
+    dev = queue.device
+    cu = dev.max_compute_units
+    if cu < 2:
+        pytest.skip("the scenario needs two or more compute units")
+    a = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4)
+    b = dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=2)
+    target = (32, 32 * (cu + 1), 64)
+
+    def record(resident_b):
+        db.record_best(dev, "3", 32, 32 * cu, 64, a, 120.0, {"resident": {"checked": 1, "exact": 1}})
+        extra = {"resident": {"checked": resident_b, "exact": resident_b}} if resident_b else {}
+        db.record_best(dev, "3", 32, 32 * cu, 72, b, 100.0, extra)
+        return GemmPlan(queue, "3", shape=target).params
+
+    # predicted at the target, in units of (cu+1)/cu GFLOPS: A 120 / 2 waves = 60. B, under
+    # one wave in both places, its busiest unit's groups going from 2 to 3 (and 9 k steps
+    # to 8): 100 x 64/72 x (2 x 9)/(3 x 8) = 67, 11% faster
+    assert record(resident_b=2 * (cu + 1)) == b
+    assert GemmPlan(queue, "3", shape=target).tuned_at == f"32x{32 * cu}x72"
+    # B with 2 per unit fills exactly one wave where it was tuned and needs two here:
+    # 100 x 64/72 x 9/(2 x 8) = 50, so the nearest stays
+    assert record(resident_b=2) == a
+    # without resident counts there is nothing to predict with: the nearest
+    assert record(resident_b=None) == a
+    # a tuned shape itself always takes its own entry
+    assert GemmPlan(queue, "3", shape=(32, 32 * cu, 64)).params == a
+
+
+def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
+    """Skinny products: an entry tuned at m = 16 with 16-row tiles is the nearest to m = 2
+    by the log distance, but computes 8 times the rows there; the entry with 4-row tiles
+    (2 times, the least) is taken. At m = 16 both waste nothing and the nearest stands; at
+    m = 12 the 16-row tile wastes 4/3 against 1 (within TILE_WASTE = 1.5), so it does too.
+    An entry tuned at the very shape is kept whatever it wastes."""
+    from clgemm import heuristics
+    dev = queue.device
+    tall = dict(TSM=16, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    flat = dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    db.record_best(dev, "5", 16, 256, 256, tall, 10.0)
+    db.record_best(dev, "5", 1, 512, 512, flat, 1.0)
+    assert heuristics.DEFAULTS["tile_waste"] == 1.5
+    assert db.near(dev, "5", 2, 256, 256)[0][1]["params"] == tall    # the nearest
+    assert GemmPlan(queue, "5", shape=(2, 256, 256)).params == flat
+    assert GemmPlan(queue, "5", shape=(16, 320, 320)).params == tall
+    assert GemmPlan(queue, "5", shape=(12, 256, 256)).params == tall
+    # along n too: a 4096 x 1 x 4096 product takes no 32-column tile if 4 will do
+    wide = dict(TSM=32, TSN=4, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    db.record_best(dev, "5", 512, 1, 512, wide, 1.0)
+    assert GemmPlan(queue, "5", shape=(256, 1, 256)).params == wide
+    # tuned right there, an entry stands even beside a less wasteful one
+    db.record_best(dev, "5", 2, 320, 320, tall, 5.0)
+    assert GemmPlan(queue, "5", shape=(2, 320, 320)).params == tall
+
+
+def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
+    """A near entry whose configuration this device cannot launch (on the H200, 256 x 256
+    x 32 tiles need 64 KiB of local memory; pocl has room, so its check is made to refuse
+    them here) is never predicted, let alone chosen, and the lookup does not fail on it."""
+    dev = queue.device
+    ok = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4)
+    big = dict(TSM=256, TSN=256, TSK=32, WPTM=4, WPTN=4)
+    violations = kernels.Kernel.violations
+
+    def refuse_big(self, p, device=None, *more, **named):
+        if dict(p) == big and device is not None:
+            return ["local memory 65536 bytes exceeds the device's 49152"]
+        return violations(self, p, device, *more, **named)
+    monkeypatch.setattr(kernels.Kernel, "violations", refuse_big)
+    db.record_best(dev, "3", 64, 64, 64, ok, 10.0, {"resident": {"checked": 1, "exact": 1}})
+    db.record_best(dev, "3", 64, 64, 80, big, 1e6, {"resident": {"checked": 64, "exact": 64}})
+    assert db.near(dev, "3", 64, 64, 72)[0][1]["params"] == big      # the nearest, even
+    with pytest.warns(db.DataWarning, match="kernel 3 at 64x64x80 skipped: local memory"):
+        assert GemmPlan(queue, "3", shape=(64, 64, 72)).params == ok
+
+
+def test_kernel_6_takes_kernel_5s_entries_where_they_are_nearer(queue, tmp_path, monkeypatch):
+    """Kernel 6 is kernel 5 with another epilogue: where kernel 5 was tuned nearer than
+    kernel 6, its entry (and split count) is the better guess; on a tie of distance the
+    kernel's own entry stays; an entry that breaks kernel 6's own constraints is passed
+    over without a warning (it is no fault of the database)."""
+    dev = queue.device
+    own6 = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    of5 = dict(TSM=32, TSN=16, TSK=8, WPTM=4, WPTN=2, WIDTH=2, PAD=1)
+    bad6 = dict(TSM=32, TSN=32, TSK=8, WPTM=2, WPTN=4, WIDTH=1, PAD=0)   # 4/WIDTH ∤ WPTM
+    assert kernels.get("6").violations(bad6) and not kernels.get("5").violations(bad6)
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "6": {"64x64x64": {"params": own6, "gflops": 1.0}},
+        "5": {"1x64x512": {"params": of5, "gflops": 9.0, "splits": 4},
+              "64x64x64": {"params": of5, "gflops": 9.0},
+              "512x512x512": {"params": bad6, "gflops": 9.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    plan = GemmPlan(queue, "6", shape=SKINNY)
+    assert (plan.params, plan.source, plan.tuned_kernel, plan.tuned_at) == (of5, "tuned", "5", "1x64x512")
+    assert plan.splits(*SKINNY) == 4
+    plan = GemmPlan(queue, "6", shape=(64, 64, 64))
+    assert (plan.params, plan.tuned_kernel) == (own6, "6")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = GemmPlan(queue, "6", shape=(512, 512, 512))
+    assert plan.params == own6                    # the nearest one it can launch
+    assert GemmPlan(queue, "5", shape=(512, 512, 512)).params == bad6
+    # kernel 5 takes kernel 6's entry the same way, and kernel 4 no one's
+    db.record_best(dev, "6", 7, 9, 11, own6, 1.0)
+    assert GemmPlan(queue, "5", shape=(7, 9, 11)).tuned_kernel == "6"
+    assert GemmPlan(queue, "4", shape=SKINNY).source == "defaults"
+    r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512"])
+    assert r.exit_code == 0, r.output
+    assert "tuned for kernel 5 on this device at 1x64x512" in r.output
+    r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512", "--json"])
+    out = json.loads(r.output)
+    assert (out["tuned_kernel"], out["params"], out["splits"], out["verified"]) == ("5", of5, 4, True)

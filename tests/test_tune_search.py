@@ -1,0 +1,176 @@
+"""The tuner's search: every evaluation logged and the winner fed to gemm(), a rerun
+resuming and --fresh starting over, the strategies and their budgets and time limit, warm
+starts from the database's winners, and what `clgemm tune` prints and exports."""
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import clgemm
+from clgemm import db, kernels, verify
+from clgemm.cli import main
+from clgemm.gemm import GemmPlan
+from clgemm.tunelog import to_t4
+from clgemm.tune import tune
+
+from .evaluators import synthetic_gflops
+from .tune_helpers import statuses
+
+
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
+
+
+def test_grid_records_everything_and_feeds_gemm(queue):
+    res = tune("2", 40, 40, 40, strategy="grid", workers=2, repeat=2)
+    s = res.summary()
+    assert s["raw"] == 4 and s["valid"] == 4 and s["evaluated_now"] == 4
+    assert set(statuses(res).values()) == {"ok"}
+    lines = [json.loads(x) for x in open(res.log)]
+    assert len(lines) == 4 and all(x["schema"] == db.SCHEMA for x in lines)
+    assert all(x["ms_min"] <= x["ms_median"] <= x["ms_max"] for x in lines)
+    assert len(res.finalists) == 4 and res.best["params"] in [x["params"] for x in lines]
+    # the winner is now what gemm() and run use on this device, for this and nearby shapes
+    plan = GemmPlan(queue, "2", shape=(50, 37, 41))
+    assert plan.source == "tuned" and plan.params == res.best["params"]
+    a, b = verify.random_matrix(np.random.default_rng(), 50, 41), verify.random_matrix(np.random.default_rng(), 41, 37)
+    c = clgemm.gemm(queue, a, b, kernel=2)
+    assert verify.rel_error(c, verify.reference(a, b)) <= verify.tolerance(41)
+
+
+def test_rerun_resumes_and_fresh_starts_over():
+    first = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2)
+    again = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2)
+    assert again.summary()["evaluated_now"] == 0 and again.summary()["resumed"] == 4
+    fresh = tune("2", 24, 24, 24, strategy="grid", workers=1, repeat=2, fresh=True)
+    assert fresh.summary()["evaluated_now"] == 4 and fresh.summary()["resumed"] == 0
+    kept = [p for p in os.listdir(os.path.dirname(first.log)) if p.startswith("kernel2-24x24x24.")]
+    assert len(kept) == 2       # the new log and the renamed old one: nothing deleted
+
+
+@pytest.mark.parametrize("strategy", ["random", "tpe", "cma"])
+def test_budgeted_strategies(strategy):
+    res = tune("5", 64, 64, 64, strategy=strategy, budget=25, workers=2, seed=3,
+               evaluator="tests.evaluators:Synthetic", update_db=False)
+    ps = [r["params"] for r in res.records]
+    assert len(ps) == 25 and len({tuple(sorted(p.items())) for p in ps}) == 25
+    k = kernels.get("5")
+    assert all(db.valid_params(k, p) == p for p in ps)
+    assert res.best["gflops"] == pytest.approx(max(synthetic_gflops(p) for p in ps))
+
+
+def test_a_budget_short_of_the_grid_takes_the_model_and_a_grid_starts_from_the_winners(queue):
+    """Auto strategy: a grid only when the budget covers every valid point. A grid cut short
+    by its budget still measures the defaults (kernel 2's default TS=32 is its last point)."""
+    k2 = kernels.get("2")
+    valid = [p for p in k2.space() if not k2.violations(p, queue.device)]
+    assert valid[-1] == k2.defaults
+    short = tune("2", 40, 40, 40, budget=len(valid) - 1, workers=1, repeat=2,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert short.counts["strategy"] == "cma"
+    whole = tune("2", 40, 40, 40, budget=len(valid), workers=1, repeat=2, fresh=True,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert whole.counts["strategy"] == "grid"
+    first = tune("2", 40, 40, 40, strategy="grid", budget=1, workers=1, repeat=2, fresh=True,
+                 evaluator="tests.evaluators:Synthetic", update_db=False)
+    assert [r["params"] for r in first.records] == [k2.defaults]
+
+
+def test_time_limit_stops_the_sweep():
+    t0 = time.time()
+    res = tune("5", 64, 64, 64, strategy="random", time_limit=2, workers=2,
+               evaluator="tests.evaluators:SlowSynthetic", update_db=False)
+    assert 0 < len(res.records) < 200 and time.time() - t0 < 30
+
+
+def test_tune_cli_json_and_table():
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
+                                  "--repeat", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output.strip().splitlines()[-1])
+    assert s["valid"] == 4 and s["best"]["gflops"] > 0 and s["status_counts"] == {"ok": 4}
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "4 raw, 4 valid" in r.output and "top configurations" in r.output
+    assert "winner after re-measuring" in r.output
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--strategy", "annealing"])
+    assert r.exit_code != 0 and "annealing" in r.output
+
+
+def test_export_t4(tmp_path):
+    """Every evaluation, failures included, in the T4 results format."""
+    out = tmp_path / "t4.json"
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
+                                  "--repeat", "3", "--json", "--export-t4", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == "1.0.0" and doc["metadata"]["kernel"] == "2"
+    assert sorted(x["configuration"]["TS"] for x in doc["results"]) == [4, 8, 16, 32]
+    for x in doc["results"]:
+        assert x["invalidity"] == "correct" and x["correctness"] == 1 and x["objectives"] == ["time"]
+        runs = x["times"]["runtimes"]     # 1 where the slow-configuration cutoff applied
+        assert len(runs) in (1, 3) and x["times"]["compilation_time"] > 0
+        time_ms = next(m for m in x["measurements"] if m["name"] == "time")
+        assert time_ms["unit"] == "ms" and time_ms["value"] == sorted(runs)[len(runs) // 2]
+        assert "timestamp" in x
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--export-t4",
+                                  str(tmp_path / "no-such-folder" / "t4.json")])
+    assert r.exit_code != 0 and "not a writable folder" in r.output and "Traceback" not in r.output
+    failed = to_t4([{"params": {"TS": 8}, "status": "crashed", "error": "died"},
+                       {"params": {"TS": 4}, "status": "wrong", "rel_error": 1.0}], {})
+    assert [x["invalidity"] for x in failed["results"]] == ["runtime", "correctness"]
+    assert all(x["correctness"] == 0 and x["measurements"] == [] for x in failed["results"])
+
+
+def test_tpe_proposes_the_winners_at_other_shapes_first(queue):
+    """Warm start: the database's winners (nearest shape first) are evaluated before the
+    model's own proposals; invalid or already measured ones are skipped."""
+    from clgemm import kernels
+    from clgemm.strategies import TPE
+    kern = kernels.get("5")
+    valid = [p for p in kern.space() if not kern.violations(p, queue.device)][:400]
+    w1, w2, measured = valid[123], valid[7], valid[50]
+    bad = dict(valid[0], WPTM=32, WPTN=32)              # breaks the register cap
+    strat = TPE(valid, {tuple(sorted(measured.items())): 5.0}, 0, kern, queue.device,
+                first=[w1, bad, measured, w2])
+    assert strat.propose() == w1
+    assert strat.propose() == w2
+    third = strat.propose()
+    assert third not in (w1, w2, measured)
+
+
+def test_warm_start_points_are_the_winners_nearest_first_then_the_defaults(queue, tmp_path, monkeypatch):
+    from clgemm import kernels
+    from clgemm.tune import _winners
+    dev = queue.device
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"1000x1000x1000": {"params": {"TS": 8}, "gflops": 3.0},
+              "100x100x100": {"params": {"TS": 16}, "gflops": 5.0},
+              "120x100x100": {"params": {"TS": 16}, "gflops": 4.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    default = kernels.get("2").defaults
+    assert _winners(dev, kernels.get("2"), (90, 90, 90)) == [{"TS": 16}, {"TS": 8}, default]
+    assert _winners(dev, kernels.get("2"), (900, 900, 900)) == [{"TS": 8}, {"TS": 16}, default]
+
+
+def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, tmp_path, monkeypatch):
+    """Kernel 6 is kernel 5 with another epilogue: 5's winners follow 6's own, and the
+    other way round; kernel 4, whose parameters have the same names, is no sibling."""
+    from clgemm.tune import _winners
+    dev = queue.device
+    p = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, PAD=0)
+    own6, near5, far5, of4 = (dict(p, WIDTH=w, TSK=t) for w, t in ((1, 8), (2, 8), (4, 8), (4, 16)))
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "6": {"900x900x900": {"params": own6, "gflops": 1.0}},
+        "5": {"100x100x100": {"params": near5, "gflops": 1.0},
+              "2000x2000x2000": {"params": far5, "gflops": 1.0}},
+        "4": {"100x100x100": {"params": of4, "gflops": 1.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped])
+    assert _winners(dev, kernels.get("6"), (90, 90, 90)) == [own6, near5, far5, kernels.get("6").defaults]
+    assert _winners(dev, kernels.get("5"), (90, 90, 90))[:3] == [near5, far5, own6]
+    assert of4 not in _winners(dev, kernels.get("5"), (90, 90, 90))

@@ -1,0 +1,218 @@
+"""The tuner's worker processes: a configuration that crashes, hangs, fails to compile or
+computes the wrong product is recorded and survived; a tune killed, interrupted or
+terminated loses nothing of its log and leaves no worker behind; a worker dying
+mid-message, answering late or hanging in the re-measure does not stall the tune."""
+
+import json
+import multiprocessing
+import os
+import queue as queue_mod
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from types import SimpleNamespace
+
+import pytest
+
+from clgemm import db, device, kernels
+from clgemm.tune import tune
+
+from .tune_helpers import (_running_in_group, _start_tune, _still_running, _wait_for_lines,
+                           statuses)
+
+
+pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
+
+
+def test_crash_hang_compile_error_and_wrong_are_recorded_and_survived():
+    t0 = time.time()
+    res = tune("2", 32, 32, 32, strategy="grid", workers=2, repeat=2, timeout=8,
+               evaluator="tests.evaluators:Faulty")
+    st = statuses(res)
+    assert st == {4: "compile_error", 8: "crashed", 16: "timeout", 32: "wrong"}, res.records
+    errors = {r["params"]["TS"]: r.get("error", "") for r in res.records}
+    assert "planted compile error" in errors[4]
+    assert "died" in errors[8] and "exit code" in errors[8]
+    assert "no result after 8 s" in errors[16]
+    assert res.best is None
+    assert time.time() - t0 < 60
+
+
+def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
+    code = ("from clgemm.tune import tune; tune('5', 64, 64, 64, strategy='random', budget=60, "
+            "workers=2, evaluator='tests.evaluators:SlowSynthetic', update_db=False)")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    dev = device.select()
+    log = db.log_path(dev, "5", 64, 64, 64)
+    _wait_for_lines(log, 6)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    with open(log, "ab") as f:      # as if the kill landed in the middle of a write
+        f.write(b'{"schema": 1, "params": {"TSM": 6')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        kept = list(db.read_log(log, kernels.get("5")))
+    assert len(kept) >= 6
+    assert any(str(log) in str(x.message) for x in w)          # the torn line, named
+    res = tune("5", 64, 64, 64, strategy="random", budget=60, workers=2,
+               evaluator="tests.evaluators:Synthetic", update_db=False)
+    keys = [tuple(sorted(r["params"].items())) for r in res.records]
+    assert len(keys) == len(set(keys)) == 60                  # nothing measured twice
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", db.DataWarning)
+        assert len(list(db.read_log(log, kernels.get("5")))) == 60   # and all of it on disk
+    assert res.summary()["resumed"] == len(kept)
+
+
+def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
+    """Ctrl-C signals the whole process group: the parent stops (as click's "Aborted!"
+    does) without a KeyboardInterrupt traceback from every worker, leaves no worker
+    behind, and every line of the log is whole."""
+    code = ("import sys\nfrom clgemm.tune import tune\ntry:\n"
+            "    tune('5', 64, 64, 64, strategy='random', budget=60, workers=2, "
+            "evaluator='tests.evaluators:SlowSynthetic', update_db=False)\n"
+            "except KeyboardInterrupt:\n    sys.exit('Aborted!')")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
+                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    _wait_for_lines(log, 3)
+    os.killpg(p.pid, signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 1 and "Aborted!" in err
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err[-2000:]
+    deadline = time.time() + 10                 # no process of the group is left running
+    while _running_in_group(p.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _running_in_group(p.pid) == []       # (exited ones may wait for init to reap them)
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def test_ctrl_c_of_clgemm_tune_says_how_to_resume(home):
+    """`clgemm tune` interrupted by Ctrl-C (SIGINT to its process group) says that the log
+    keeps every finished evaluation and the same command resumes, exits with 130 (as a
+    shell reports an interrupted command) and prints no traceback."""
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-m", "clgemm", "tune", "--kernel", "5", "--size", "64",
+                          "--budget", "4000", "--strategy", "random", "--workers", "1"],
+                         env=env, start_new_session=True, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    _wait_for_lines(log, 3)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out + err)[-2000:]
+    assert "interrupted: every finished evaluation is in the log" in err
+    assert "Traceback" not in out + err, (out + err)[-2000:]
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def test_kill_9_of_the_tune_leaves_no_worker_behind(home):
+    """kill -9 of the tune alone (not its process group): its workers die with it (they
+    stayed, blocked on their task queue, holding an OpenCL context, for minutes)."""
+    p, children, _ = _start_tune(home, 3)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert _still_running(children, 5) == []
+
+
+def test_sigterm_stops_the_tune_like_ctrl_c(home):
+    """SIGTERM to the tune alone: it stops its workers, keeps every line of its log whole,
+    exits with 143, and no worker prints a traceback (BrokenPipeError) on its way out."""
+    p, children, log = _start_tune(home, 3, stderr=subprocess.PIPE, text=True)
+    os.kill(p.pid, signal.SIGTERM)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and "Error" not in err, err[-2000:]
+    assert _still_running(children, 5) == []
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def test_sigterm_to_the_whole_group_is_as_quiet(home):
+    """As a service manager sends it: to every process of the group at once."""
+    p, children, log = _start_tune(home, 3, stderr=subprocess.PIPE, text=True)
+    os.killpg(p.pid, signal.SIGTERM)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 143 and "Traceback" not in err, err[-2000:]
+    assert _still_running(children, 5) == []
+    # the tune ended before its budget: resumable, nothing recorded as crashed
+    assert {json.loads(line)["status"] for line in log.read_bytes().splitlines()} == {"ok"}
+
+
+def _send(pipe, message) -> None:
+    pipe.send(message)
+
+
+def test_a_worker_killed_mid_message_does_not_silence_the_others():
+    """One worker dies while writing a message too large for the pipe (a driver crash can
+    strike at any point); another's message still arrives, and the dead one's pipe reads as
+    closed. With one queue for all workers its lock stayed held and nothing arrived."""
+    from clgemm.pool import Inbox as _Inbox
+    ctx = multiprocessing.get_context("spawn")
+    inbox = _Inbox(ctx)
+    pipes = [inbox.open(0), inbox.open(1)]
+    big = ctx.Process(target=_send, args=(pipes[0], b"x" * (64 << 20)), daemon=True)
+    big.start()
+    pipes[0].close()
+    time.sleep(1.0)                 # blocked in its write: the pipe holds far less
+    big.kill()
+    big.join(5)
+    small = ctx.Process(target=_send, args=(pipes[1], ("start", 1, 7, None)), daemon=True)
+    small.start()
+    pipes[1].close()
+    got = []
+    deadline = time.time() + 30
+    while time.time() < deadline and not got:
+        try:
+            got.append(inbox.get(timeout=0.5))
+        except queue_mod.Empty:
+            pass
+    small.join(5)
+    assert got == [("start", 1, 7, None)]
+    assert set(inbox.pipes) == {1}                  # the dead worker's pipe was dropped
+
+
+def test_the_remeasure_reports_per_step(queue):
+    """A re-measure longer than the step deadline (2 * 1 + 10 s) in all, but whose every
+    round reports in, finishes: the five finalists are re-measured (before, its deadline
+    was one timeout per finalist, 5 s, and the re-measure was dropped)."""
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, repeat=2, timeout=1,
+               evaluator="tests.evaluators:SlowRounds")
+    assert len(res.finalists) == 5
+    assert all(f["gflops"] > 0 for f in res.finalists)
+
+
+def test_a_hung_remeasure_times_out_per_step(queue):
+    """A re-measure that never returns is given up after one step's deadline; the search's
+    best stands, with no finalists."""
+    t0 = time.time()
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, repeat=2, timeout=1,
+               evaluator="tests.evaluators:HangInRemeasure")
+    assert time.time() - t0 < 40             # one step: 2 * 1 + 10 s
+    assert res.finalists == [] and res.best is not None
+    assert res.best["gflops"] == max(r["gflops"] for r in res.records if r["status"] == "ok")
+
+
+def test_a_late_answer_is_not_taken_for_the_next_task():
+    """A worker's answer to an earlier whole-device task (one the tuner stopped waiting
+    for) names that task's index and is dropped."""
+    from clgemm.pool import ask as _ask
+
+    class Inbox:
+        def __init__(self):
+            self.msgs = [("done", 0, -2, {"records": ["late, for finalist 1"]}),
+                         ("done", 0, -3, {"records": ["for finalist 2"]})]
+
+        def get(self, timeout):
+            if not self.msgs:
+                raise queue_mod.Empty
+            return self.msgs.pop(0)
+
+    slot = SimpleNamespace(proc=SimpleNamespace(is_alive=lambda: True, kill=lambda: None,
+                                                join=lambda t=None: None), tasks=queue_mod.Queue())
+    assert _ask([slot], Inbox(), ("splits", -3, {}), 5.0) == {"records": ["for finalist 2"]}
+    assert _ask([slot], Inbox(), ("splits", -4, {}), 1.0) is None
