@@ -5,12 +5,14 @@ token" to one worker at a time, so that timings never overlap; compiles run in p
 A worker never outlives the tune: on Linux the kernel kills it when its parent dies
 (prctl PR_SET_PDEATHSIG), and everywhere it leaves when its task pipe closes or its parent's
 PID changes while it waits (a kill -9 of the tune left a worker holding a 290 MB OpenCL
-context for minutes, 2026-12-03). SIGINT and SIGTERM are the parent's to handle: it stops
-the workers itself, and a worker whose parent is gone exits without a traceback.
+context for minutes, 2026-12-03). SIGINT and SIGTERM are the parent's to handle
+(StopSignals): it stops the workers itself, and a worker whose parent is gone exits
+without a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import multiprocessing as mp
@@ -19,7 +21,9 @@ import os
 import queue as queue_mod
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
@@ -211,6 +215,65 @@ class Inbox:
                 out.append(self.get(0))
             except queue_mod.Empty:
                 return out
+
+
+# --------------------------------------------------------------- the parent's signals
+
+class Terminated(SystemExit):
+    """SIGTERM during a tune: raised in the tune's thread, so that it stops its workers and
+    keeps its log as Ctrl-C does. Exit status 143 (128 + SIGTERM), as the signal's own."""
+
+
+def _stop_exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(128 + signum)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM while a tune runs, where this is the main thread and the process
+    had Python's own handling (KeyboardInterrupt; SIGTERM's default action, which would end
+    it at once, its workers left to their own death watch): the first raises in the tune's
+    thread, so that it stops its workers and keeps its log; any that comes after it, or
+    while the workers are being stopped (`held`), is held instead. A second
+    KeyboardInterrupt raised inside the tune's cleanup (two SIGINTs 10-50 ms apart, or GNU
+    `timeout -s INT`, which signals the process and then its group) skipped Pool.stop, and
+    the workers, which ignore both signals and whose parent was alive, kept the process
+    from exiting (multiprocessing joins its children at exit) until a kill -9."""
+
+    def __init__(self) -> None:
+        self.stopping = False           # a signal was raised, or the workers are being stopped
+        self.pending: int | None = None  # a signal that came meanwhile
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.stopping:
+            self.pending = self.pending or signum
+            return
+        self.stopping = True            # before the raise: no later signal lands in the cleanup
+        raise _stop_exception(signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[StopSignals]:
+        """The handler in place while the block runs; the ones the process had put back."""
+        saved = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum, default in ((signal.SIGINT, signal.default_int_handler),
+                                    (signal.SIGTERM, signal.SIG_DFL)):
+                if signal.getsignal(signum) is default:
+                    saved[signum] = signal.signal(signum, self._handle)
+        try:
+            yield self
+        finally:
+            for signum, old in saved.items():
+                signal.signal(signum, old)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Signals held while the block runs; one that came is raised after it, unless the
+        tune was stopping already (its exception is on the way out)."""
+        was, self.stopping = self.stopping, True
+        yield
+        if self.pending is not None and not was:
+            raise _stop_exception(self.pending)
+        self.stopping = was
 
 
 @dataclass

@@ -15,13 +15,10 @@ and the winner goes into the tuning database that gemm() and `clgemm run` read.
 
 from __future__ import annotations
 
-import contextlib
 import queue as queue_mod
-import signal
 import statistics
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
@@ -29,7 +26,7 @@ from . import db, heuristics, kernels, launch, matvec, operands, pool, strategie
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
-from .pool import WorkerSetupError
+from .pool import Terminated, WorkerSetupError  # noqa: F401 - Terminated: raised by tune()
 from .pool import ask as _ask
 from .strategies import MissingExtra  # noqa: F401 - raised by tune()
 from .tunelog import Result, TuneBusy, TuneLog  # noqa: F401
@@ -42,63 +39,6 @@ CUTOFF = 3.0   # a first timed run this many times the best median so far ends t
 # won by more slices carries badly to shapes near it (H200, 2026-12-02: 4 slices tied with
 # 1 at 1152^3, and lost 18% at 1200^3, whose build has bounds checks)
 SPLIT_MARGIN = 1.02
-
-
-class Terminated(SystemExit):
-    """SIGTERM during a tune: raised in the tune's thread, so that it stops its workers and
-    keeps its log as Ctrl-C does. Exit status 143 (128 + SIGTERM), as the signal's own."""
-
-
-def _stop_exception(signum: int) -> BaseException:
-    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(128 + signum)
-
-
-class _StopSignals:
-    """SIGINT and SIGTERM while a tune runs, where this is the main thread and the process
-    had Python's own handling (KeyboardInterrupt; SIGTERM's default action, which would end
-    it at once, its workers left to their own death watch): the first raises in the tune's
-    thread, so that it stops its workers and keeps its log; any that comes after it, or
-    while the workers are being stopped (`held`), is held instead. A second
-    KeyboardInterrupt raised inside the tune's cleanup (two SIGINTs 10-50 ms apart, or GNU
-    `timeout -s INT`, which signals the process and then its group) skipped Pool.stop, and
-    the workers, which ignore both signals and whose parent was alive, kept the process
-    from exiting (multiprocessing joins its children at exit) until a kill -9."""
-
-    def __init__(self) -> None:
-        self.stopping = False           # a signal was raised, or the workers are being stopped
-        self.pending: int | None = None  # a signal that came meanwhile
-
-    def _handle(self, signum: int, frame) -> None:
-        if self.stopping:
-            self.pending = self.pending or signum
-            return
-        self.stopping = True            # before the raise: no later signal lands in the cleanup
-        raise _stop_exception(signum)
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[_StopSignals]:
-        """The handler in place while the block runs; the ones the process had put back."""
-        saved = {}
-        if threading.current_thread() is threading.main_thread():
-            for signum, default in ((signal.SIGINT, signal.default_int_handler),
-                                    (signal.SIGTERM, signal.SIG_DFL)):
-                if signal.getsignal(signum) is default:
-                    saved[signum] = signal.signal(signum, self._handle)
-        try:
-            yield self
-        finally:
-            for signum, old in saved.items():
-                signal.signal(signum, old)
-
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        """Signals held while the block runs; one that came is raised after it, unless the
-        tune was stopping already (its exception is on the way out)."""
-        was, self.stopping = self.stopping, True
-        yield
-        if self.pending is not None and not was:
-            raise _stop_exception(self.pending)
-        self.stopping = was
 
 
 def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
@@ -123,7 +63,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             f"note: gemm() with no kernel named runs {form} at {db.shape_key(m, n, k)}; "
             f"this tune serves calls that name kernel {kern.key} (`clgemm tune --kernel "
             f"{form}` tunes what gemm() runs)"))))
-    stops = _StopSignals()
+    stops = pool.StopSignals()
     with stops.installed(), TuneLog(dev, kern, (m, n, k)).open(fresh) as log:
         counts = {"raw": kern.space_size(), "valid": len(valid),
                   "rejected": kern.space_size() - len(valid), "resumed": log.resumed,
