@@ -165,7 +165,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                          progress=progress)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "m", "n", "k", "trans_a", "trans_b", "transposed_by",
+    keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "tuned_on", "m", "n", "k",
+            "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor", "columns_first",
             "padded", "splits", "tail", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
             "verified", "rel_error", "tolerance")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyopencl as cl
 
+from . import device as devmod
 from . import kernels
 from .store import home, lock, locks_dir, move_aside, slug, write_atomic
 from .store import home_str as _home
@@ -313,7 +314,9 @@ _restat_at = [0.0]                 # when generation() next looks at the files
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver are used only when none matches
-    the driver exactly."""
+    the driver exactly; shipped files of another device of the same architecture
+    (device.architecture) only when no file names this device. Those entries carry
+    "tuned_on", the device they were tuned on."""
     now = stamp(dev)
     if now in _cache:
         return _cache[now]
@@ -334,14 +337,42 @@ def entries_for(dev: cl.Device) -> dict:
         docs.append((path, device))
     exact = [p for p, d in docs if d == key or d is None]
     if not any(d == key for _, d in docs):
-        exact += [p for p, d in docs if isinstance(d, str) and d.split(" | ")[0] == key.split(" | ")[0]]
+        exact += [p for p, d in docs if isinstance(d, str) and _name(d) == _name(key)]
     merged: dict = {}
     for path in exact:
         for k, shapes in _load(path).items():
             merged.setdefault(k, {}).update(shapes)
+    if not any(isinstance(d, str) and _name(d) == _name(key) for _, d in docs):
+        for path, doc in _alike(dev, shipped).items():
+            for k, shapes in _load(path).items():
+                merged.setdefault(k, {}).update(
+                    {s: {**e, "tuned_on": doc["device"]} for s, e in shapes.items()})
     _cache.clear()
     _cache[now] = merged
     return merged
+
+
+def _name(device: str) -> str:
+    """The device name of a database's "device" field ("name | driver")."""
+    return device.split(" | ")[0]
+
+
+def _alike(dev: cl.Device, shipped: Sequence[Path]) -> dict[Path, dict]:
+    """The shipped databases (path: its JSON) of other devices whose
+    "architecture" is this device's (device.architecture)."""
+    arch = devmod.architecture(dev)
+    out: dict[Path, dict] = {}
+    if arch is None:
+        return out
+    for path in shipped:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError, RecursionError):
+            continue                     # entries_for warns about it
+        if (isinstance(doc, dict) and doc.get("architecture") == arch
+                and isinstance(doc.get("device"), str)):
+            out[path] = doc
+    return out
 
 
 def thresholds(dev: cl.Device,
@@ -356,14 +387,18 @@ def thresholds(dev: cl.Device,
     key, shipped, user, version, _ = now
     out: dict[str, float] = {}
     files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
+    named = []
     for path in files:
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError, RecursionError):
             continue                     # entries_for warns about it
         device = doc.get("device") if isinstance(doc, dict) else None
-        if not isinstance(device, str) or device.split(" | ")[0] != key.split(" | ")[0]:
-            continue                     # entries_for warns about a missing device
+        if isinstance(device, str) and _name(device) == _name(key):
+            named.append((path, doc))    # entries_for warns about a missing device
+    if not named:                        # as entries_for: a device of the same architecture
+        named = list(_alike(dev, shipped).items())
+    for path, doc in named:
         given = doc.get("thresholds", {})
         if not isinstance(given, dict):
             warnings.warn(f"{path}: thresholds {given!r} ignored (want an object of name: "

@@ -124,6 +124,16 @@ def nvidia_cc(dev: cl.Device) -> tuple[int, int] | None:
         return None
 
 
+def architecture(dev: cl.Device) -> str | None:
+    """What makes another device's tuned entries fit this one: NVIDIA's compute capability
+    and the number of compute units, which set the registers, local memory and waves that
+    the tuned parameters were chosen for (the H100 SXM and the H200 are one GH100 chip with
+    132 multiprocessors; they differ in memory). None where the device does not say (other
+    vendors, pocl): its entries are only its own."""
+    cc = nvidia_cc(dev)
+    return None if cc is None else f"NVIDIA sm_{cc[0]}{cc[1]}, {dev.max_compute_units} compute units"
+
+
 def peak_gflops(dev: cl.Device) -> float | None:
     """Theoretical FP32 peak: multiprocessors x FP32 lanes x 2 (FMA) x clock, where the
     lanes per multiprocessor are known (NVIDIA, by compute capability)."""

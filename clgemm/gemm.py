@@ -172,7 +172,7 @@ class Plan:
             return {**d, "params": dict(d["params"])}
         launched = g.launched(m, n, k)
         return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
-                "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel,
+                "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel, "tuned_on": g.tuned_on,
                 "splits": g.splits(*launched), "padded": g.pads(m, n, k),
                 "tail": g.tail(*launched),
                 "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),

@@ -145,6 +145,7 @@ class GemmPlan:
         self.kernel = kernels.get(key)
         self.tuned_at: str | None = None     # the shape whose tuned entry gave the parameters
         self.tuned_kernel: str | None = None  # and the kernel it was tuned for (siblings)
+        self.tuned_on: str | None = None     # another device's, of this architecture (db)
         # (shape, slices of k) the tuner measured best for these parameters
         self.tuned_split: tuple[tuple[int, int, int], int] | None = None
         # work-groups of these parameters resident a compute unit ({"checked", "exact"}
@@ -153,6 +154,7 @@ class GemmPlan:
         if tuned is not None:
             base, self.source = tuned[1]["params"], "tuned"
             self.tuned_at, self.tuned_kernel = db.shape_key(*tuned[1]["shape"]), tuned[0]
+            self.tuned_on = tuned[1].get("tuned_on")
             self.tuned_split = heuristics.entry_split(tuned[1])
             self.resident = tuned[1].get("resident")
         else:
@@ -160,6 +162,7 @@ class GemmPlan:
         self.params = self.kernel.resolve(params, base=base)
         if params and set(params) >= set(self.params):   # nothing of the base is left
             self.source, self.tuned_at, self.tuned_kernel = "given", None, None
+            self.tuned_on = None
         elif params:
             self.source += "+given"
         if self.params != base:              # measured for the entry's parameters only

@@ -86,6 +86,7 @@ class Base:
     source: str = "defaults"
     at: tuple[int, int, int] | None = None
     splits: int | None = None
+    tuned_on: str | None = None     # another device's entry, of this architecture (db)
 
 
 def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
@@ -97,7 +98,7 @@ def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
     if not found:
         return Base(kern.defaults)
     e = found[0][1]
-    return Base(dict(e["params"]), "tuned", e["shape"], e.get("splits"))
+    return Base(dict(e["params"]), "tuned", e["shape"], e.get("splits"), e.get("tuned_on"))
 
 
 def _grid(kind: str, R: int, L: int, vw: int, base: Mapping[str, int],
@@ -177,7 +178,7 @@ def bases(dev: cl.Device, shape: tuple[int, int, int], key: str | None = None,
     base = base_params(dev, kind, *both[kind])
     if params is not None:         # what was asked must run as asked; the rest is fitted
         base = Base(kern.resolve(params, base.params), base.source + "+given", base.at,
-                    base.splits)
+                    base.splits, base.tuned_on)
         kern.check(base.params, dev)
     return {kind: base}
 
@@ -195,7 +196,8 @@ def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
     tuned = base.at is not None
     return mv, {"kernel": FORMS[kind], "params": dict(mv.params), "params_source": base.source,
                 "tuned_at": db.shape_key(*base.at) if tuned else None,
-                "tuned_kernel": FORMS[kind] if tuned else None, "splits": mv.slices,
+                "tuned_kernel": FORMS[kind] if tuned else None, "tuned_on": base.tuned_on,
+                "splits": mv.slices,
                 "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
 
 

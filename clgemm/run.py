@@ -97,6 +97,7 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     result.update(
         kernel=plan.kernel.key, kernel_name=plan.kernel.name, params=dict(plan.params),
         params_source=plan.source, tuned_at=plan.tuned_at, tuned_kernel=plan.tuned_kernel,
+        tuned_on=plan.tuned_on,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
         columns_first=prep.columns_first, padded=prep.padded, tail=prep.tail)
@@ -140,7 +141,8 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     result.update(
         kernel=key, kernel_name=kern.name, params=prep.params, params_source=base.source,
         tuned_at=None if base.at is None else db.shape_key(*base.at),
-        tuned_kernel=None if base.at is None else key, m=m, n=n, k=k, alpha=alpha, beta=beta,
+        tuned_kernel=None if base.at is None else key, tuned_on=base.tuned_on, m=m, n=n, k=k,
+        alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
         a_kmajor=False, columns_first=False, padded=False, tail=None,
         # what bounds it: the matrix read once, the vector and C

@@ -357,7 +357,7 @@ def _references(dev, kern: kernels.Kernel, shape) -> dict:
     if before.source == "tuned" and before.params != default.params \
             and not kern.violations(before.params, dev):
         out["before"] = {"params": dict(before.params), "tuned_at": before.tuned_at,
-                         "tuned_kernel": before.tuned_kernel}
+                         "tuned_kernel": before.tuned_kernel, "tuned_on": before.tuned_on}
     return out
 
 
@@ -370,7 +370,7 @@ def _matvec_references(dev, kern: kernels.Kernel, shape) -> dict:
     found = matvec.base_params(dev, kind, *matvec.rows(tuple(shape))[kind])
     if found.source == "tuned" and found.params != kern.defaults:
         out["before"] = {"params": found.params, "tuned_at": db.shape_key(*found.at),
-                         "tuned_kernel": kern.key}
+                         "tuned_kernel": kern.key, "tuned_on": found.tuned_on}
     return out
 
 

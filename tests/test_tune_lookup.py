@@ -166,6 +166,52 @@ def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
 
 
+def test_a_device_of_the_same_architecture_takes_its_entries_until_one_names_it(
+        queue, tmp_path, monkeypatch):
+    """A device no database names (an H100 SXM beside the shipped H200's) takes the entries
+    and thresholds of a shipped database of its architecture, and says whose they are; a
+    database of another architecture, or none, is not taken; once a database names this
+    device (the user's first tune), only that one counts."""
+    from clgemm import device as devmod
+    dev, arch = queue.device, "NVIDIA sm_90, 132 compute units"
+    p2 = {"TS": 16}
+    def shipped(name, architecture, ts, waste):
+        f = tmp_path / f"{name}.json"
+        f.write_text(json.dumps({"schema": 1, "device": f"{name} | 1.0", "architecture": architecture,
+                                 "thresholds": {"tile_waste": waste},
+                                 "entries": {"2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0}}}}))
+        return f
+    alike, other = shipped("Sibling", arch, 16, 1.25), shipped("Other", "NVIDIA sm_80, 108 compute units", 8, 1.75)
+    nameless = tmp_path / "nameless.json"           # no architecture field: never taken
+    nameless.write_text(json.dumps({"schema": 1, "device": "Third | 1.0", "entries": {
+        "2": {"90x90x90": {"params": {"TS": 4}, "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [other, alike, nameless])
+    monkeypatch.setattr(devmod, "architecture", lambda d: None)       # pocl: says nothing
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).source == "defaults"
+    assert "tile_waste" not in db.thresholds(dev)
+    # a device's architecture never changes, so the entries are kept by the databases'
+    # stamp: another list of shipped files makes this a fresh look
+    monkeypatch.setattr(db, "_shipped", lambda: [nameless, other, alike])
+    monkeypatch.setattr(devmod, "architecture", lambda d: arch)
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert (plan.source, plan.params, plan.tuned_on) == ("tuned", p2, "Sibling | 1.0")
+    assert db.thresholds(dev)["tile_waste"] == 1.25
+    assert clgemm.Plan(queue, 90, 90, 90, kernel="2").describe()["tuned_on"] == "Sibling | 1.0"
+    r = CliRunner().invoke(main, ["run", "--kernel", "2", "--size", "90", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["tuned_on"] == "Sibling | 1.0"
+    r = CliRunner().invoke(main, ["run", "--kernel", "2", "--size", "90"])
+    assert "tuned for Sibling (the same architecture) at 100x100x100" in r.output
+    a = np.random.default_rng(2).random((90, 90), dtype=np.float32)
+    np.testing.assert_allclose(clgemm.gemm(queue, a, a, kernel="2"), a.astype(np.float64) @ a,
+                               rtol=1e-5)
+    # the user's own tune names this device: the sibling's entries and thresholds are gone
+    db.record_best(dev, "2", 300, 300, 300, {"TS": 8}, 5.0)
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert (plan.params, plan.tuned_at, plan.tuned_on) == ({"TS": 8}, "300x300x300", None)
+    assert "tile_waste" not in db.thresholds(dev)
+
+
 def test_given_parameters_are_not_reported_as_tuned(queue, tmp_path, monkeypatch):
     """A plan whose parameters were all given says so, and names no tuned shape."""
     shipped = tmp_path / "shipped.json"
