@@ -401,8 +401,10 @@ def _ratios(rows: list[dict]) -> None:
                     r["vs_clblast" + suffix] = r[field_] / clb
 
 
-def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) -> list[Path]:
-    """results/<device>/bench-<date>.json and .csv, and a PNG plot where matplotlib is."""
+def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path,
+         command: str) -> tuple[list[Path], str | None]:
+    """results/<device>/bench-<date>.json and .csv, and a PNG plot of the square shapes
+    where matplotlib is; the paths written, and why there is no plot where there is none."""
     info = devmod.describe(queue.device)
     out = Path(out_dir) / store.slug(info["name"])
     out.mkdir(parents=True, exist_ok=True)
@@ -426,19 +428,20 @@ def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path, command: str) 
         w.writerows(rows)
     paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
     png = _plot(rows, stem.with_suffix(".png"), info["name"])
-    return paths + ([png] if png else [])
+    return (paths + [png], None) if isinstance(png, Path) else (paths, png)
 
 
-def _plot(rows: list[dict], path: Path, device_name: str) -> Path | None:
+def _plot(rows: list[dict], path: Path, device_name: str) -> Path | str:
+    """The plot of whole calls at the square shapes (M = N = K), or why there is none."""
+    square = [r for r in rows if r["m"] == r["n"] == r["k"] and r.get("call_gflops")]
+    if not square:
+        return "no plot: no square shape (M = N = K) was timed"
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return None
-    square = [r for r in rows if r["m"] == r["n"] == r["k"] and r.get("call_gflops")]
-    if not square:
-        return None
+        return 'no plot: matplotlib is not installed (pip install "clgemm[bench]")'
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in dict.fromkeys(r["contender"] for r in square):
         pts = sorted((r["m"], r["call_gflops"]) for r in square if r["contender"] == name)

@@ -433,8 +433,9 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
                       fmt(r.get("vs_clblast_call"), "{:.2f}"), fmt(r.get("gflops"), "{:.0f}"),
                       "ok" if r["verified"] else f"WRONG ({r['rel_error']:.1e})")
     console.print(table)
-    for path in benchmod.save(rows, queue, Path(out_dir), "clgemm bench " + " ".join(sys.argv[2:])):
-        console.print(f"wrote {path}")
+    paths, no_plot = benchmod.save(rows, queue, Path(out_dir), "clgemm bench " + " ".join(sys.argv[2:]))
+    for line in [f"wrote {path}" for path in paths] + ([no_plot] if no_plot else []):
+        console.print(line)
     if any(r["status"] == "ok" and r["contender"].startswith("clgemm") and not r["verified"]
            for r in rows):
         sys.exit(1)

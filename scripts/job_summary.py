@@ -13,6 +13,7 @@ the speedup. Every timed output must have been verified against float64.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -41,11 +42,17 @@ def tune_rate(path: Path) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) != 3 or sys.argv[1] not in ("recorded", "tune-rate"):
-        sys.exit("usage: job_summary.py recorded OUT | tune-rate FILE")
-    if sys.argv[1] == "tune-rate":
-        return tune_rate(Path(sys.argv[2]))
-    out = Path(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    jobs = ap.add_subparsers(dest="job", required=True)
+    jobs.add_parser("recorded", help="gpu_job.sh recorded's table").add_argument(
+        "path", type=Path, help="the job's OUT (untuned-N/ and tuned-N/)")
+    jobs.add_parser("tune-rate", help="configurations a second").add_argument(
+        "path", type=Path, help="clgemm tune --json lines")
+    a = ap.parse_args()
+    if a.job == "tune-rate":
+        return tune_rate(a.path)
+    out = a.path
     before, after = calls(out, "untuned"), calls(out, "tuned")
     table = []
     print("shape            untuned ms  tuned ms  speedup  untuned -> tuned choice")

@@ -66,8 +66,14 @@ def rng() -> np.random.Generator:
 @pytest.fixture(autouse=True)
 def _fresh_plans():
     """Each test starts with gemm()'s plan cache empty: a plan kept from another test would
-    hide what this test's first call lays out."""
+    hide what this test's first call lays out. The databases' stamps are looked at afresh
+    too: a stamp kept from a test with a home of its own (the `home` fixture) stood for up
+    to db.RESTAT_S into the next test, whose plan cache then missed once it expired
+    (test_matvec_new_results, 2026-12-05)."""
+    from clgemm import db
     clgemm.clear_cache()
+    db._seen.clear()
+    db._restat_at[0] = 0.0
 
 
 @pytest.fixture

@@ -98,6 +98,11 @@ def test_bench_cli_writes_results(tmp_path):
                                   "--repeat", "1", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert {f.name: f.read_bytes() for f in tmp_path.glob("*/bench-*") if f.name in first} == first
+    # no square shape: no plot, and the run says why instead of leaving it out unsaid
+    r = CliRunner().invoke(main, ["bench", "--kernels", "5", "--shapes", "1x9x5",
+                                  "--against", "none", "--repeat", "1", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "no plot: no square shape" in r.output and not list(tmp_path.glob("o/*/*.png"))
     second = [f for f in tmp_path.glob("*/bench-*-2.json")]
     assert len(second) == 1 and json.loads(second[0].read_text())["rows"][0]["m"] == 16
 

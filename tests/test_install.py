@@ -47,3 +47,17 @@ def test_wheel_ships_kernels(tmp_path):
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout.strip().splitlines()[-1])["verified"] is True
+
+
+def test_every_script_answers_help():
+    """The README says each maintained tool under scripts/ has --help: it prints its usage
+    and exits 0 without touching a device (job_summary.py once exited 1)."""
+    scripts = sorted((ROOT / "scripts").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        r = subprocess.run([sys.executable, str(script), "--help"], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0 and "usage" in r.stdout.lower(), (script.name, r.stderr[-500:])
+    r = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_job.sh"), "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "usage" in r.stdout
