@@ -132,8 +132,15 @@ def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
                 if rec["status"] == "ok" and not all(_positive(rec.get(f)) for f in
                                                      ("ms_median", "ms_min", "ms_max", "gflops")):
                     raise ValueError("timings missing or not positive")
-            except ValueError as e:   # json.JSONDecodeError is a ValueError
-                warnings.warn(f"{path}: line {no} ignored ({e})", DataWarning, stacklevel=2)
+                # what the T4 export and the report read as they are
+                if not ((_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
+                        and (isinstance(rec.get("ms", []), list)
+                             and all(_positive(t) for t in rec.get("ms", [])))
+                        and all(isinstance(rec.get(f, ""), str) for f in ("at", "error"))):
+                    raise ValueError("compile_s, ms, at or error of the wrong type")
+            except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
+                why = "nested too deeply" if isinstance(e, RecursionError) else e
+                warnings.warn(f"{path}: line {no} ignored ({why})", DataWarning, stacklevel=2)
                 continue
             rec["params"] = params
             yield rec

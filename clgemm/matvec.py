@@ -53,13 +53,13 @@ def canonical(kind: str, R: int, L: int) -> tuple[int, int, int]:
 
 def check_form(key: str, m: int, n: int) -> None:
     """A tune or run of a matrix-vector kernel names its form and has row-major operands,
-    which take the sweep where m = 1 and the dot where n = 1 (either where both are 1)."""
+    which take the sweep where m = 1 (n = 1 too) and the dot where n = 1 and m > 1."""
     sweep = key == FORMS["sweep"]
-    if (m if sweep else n) != 1:
+    if m != 1 if sweep else (n != 1 or m == 1):
+        where = "m = 1" if sweep else "n = 1 and m > 1 (m = 1 takes the sweep)"
         raise ValueError(f"kernel {key} runs the vector {'down' if sweep else 'along'} the "
                          f"matrix's rows, which row-major operands (as `clgemm tune` and "
-                         f"`clgemm run` give it) take where {'m' if sweep else 'n'} = 1, "
-                         f"not at m = {m}, n = {n}")
+                         f"`clgemm run` give it) take where {where}, not at m = {m}, n = {n}")
 
 
 def tuning_job(opa, opb) -> tuple[str, tuple[int, int, int]]:

@@ -420,13 +420,20 @@ def default_workers(dev: cl.Device, m: int, n: int, k: int) -> int:
     context and modules: WORKER_BASE_BYTES). Compiling is what the workers do in parallel,
     and it is bound by the CPU: on the H200 host, 8 workers of 16 cores gave 4.9
     evaluations/s with compiles of 0.8 s (median), 2026-12-03."""
+    most = most_workers(dev, m, n, k)
+    return max(1, min(cores(), cores() if most is None else most))
+
+
+def most_workers(dev: cl.Device, m: int, n: int, k: int) -> int | None:
+    """How many workers three quarters of the host's available memory and of the device's
+    global memory hold at this shape; None where the host does not say."""
     data = 4 * sum(r * c for r, c in operands.gemm_shapes(m, n, k))
     cpu_device = bool(dev.type & cl.device_type.CPU)
     per_host = WORKER_BASE_BYTES + data * (6 if cpu_device else 4)
-    n_workers = cores()
     avail = host_available()
-    if avail is not None:
-        n_workers = min(n_workers, int(0.75 * avail) // per_host)
+    if avail is None:
+        return None
+    n_workers = int(0.75 * avail) // per_host
     if not cpu_device:
         n_workers = min(n_workers, int(0.75 * dev.global_mem_size) // max(data, 1))
-    return max(1, n_workers)
+    return n_workers

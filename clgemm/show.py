@@ -106,6 +106,8 @@ def print_tune(out, res) -> None:
     m, n, k = res.shape
     if c["note"]:
         out.print(escape(c["note"]))
+    if res.stopped_by == "busy":            # skipped: nothing was measured
+        return
     out.print(f"space: {c['raw']} raw, {c['valid']} valid, {c['rejected']} rejected by constraints; "
               f"{len(res.records)} evaluated ({c['resumed']} resumed from the log, "
               f"{c['evaluated_now']} now in {c['seconds']:.1f} s = {c['configs_per_second']:.1f}/s, "

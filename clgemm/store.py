@@ -33,8 +33,16 @@ def home() -> Path:
 
 
 def home_str() -> str:
-    """home() as a string: gemm() asks on every call (db.stamp), and pathlib costs there."""
-    return os.environ.get("CLGEMM_HOME") or _user_data()
+    """home() as a string: gemm() asks on every call (db.stamp), and pathlib costs there. A
+    leading ~ is the user's home, as the shell would have it: quoted, CLGEMM_HOME='~/x'
+    made a folder named ~ in whatever directory a run started in."""
+    given = os.environ.get("CLGEMM_HOME")
+    return _expanded(given) if given else _user_data()
+
+
+@functools.lru_cache(maxsize=16)
+def _expanded(path: str) -> str:
+    return os.path.expanduser(path)
 
 
 @functools.cache

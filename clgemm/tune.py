@@ -113,7 +113,8 @@ def tune_many(jobs: Sequence[tuple[str, int, int, int]], *, time_limit: float | 
     finishes the evaluations under way when its time is up, and on the H200 three shapes
     overran a 90 s limit by 1.7 s that way and left the fourth nothing (2026-12-03, `bash
     scripts/gpu_job.sh recorded 90 ...`). Each shape is checked to fit before the first one
-    starts. `options` are tune()'s."""
+    starts; one that another process is tuning is skipped (stopped_by "busy"). `options`
+    are tune()'s."""
     dev = devmod.select(options.get("device_spec"))
     for kernel, m, n, k in jobs:
         _check_fits(dev, kernels.tunable(kernel).key, m, n, k, options.get("workers") or 1)
@@ -125,7 +126,14 @@ def tune_many(jobs: Sequence[tuple[str, int, int, int]], *, time_limit: float | 
             share = max(time_limit / len(jobs) / 2, (time_limit - used) / (len(jobs) - i))
         if on_start:
             on_start(i, job)
-        out.append(tune(*job, time_limit=share, **options))
+        try:
+            out.append(tune(*job, time_limit=share, **options))
+        except TuneBusy as e:        # one shape of several: the others are still tuned
+            if len(jobs) == 1:
+                raise
+            kernel, m, n, k = job
+            out.append(Result(kernels.tunable(kernel).key, (m, n, k), db.device_key(dev), "", {},
+                              [], None, stopped_by="busy", note=f"skipped: {e}"))
         used += out[-1].seconds
     return out
 
@@ -264,6 +272,7 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
     # the search ran every configuration with gemm()'s own split count: the finalists
     # (or the winner alone) now run with each count that could pay, all in one stage
     stage: list[dict] = []
+    wrong: list[dict] = []
     if winner is not None and kern.split_k:
         group = finalists or [winner]
         workers.revive()
@@ -279,14 +288,21 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
         keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
             (() if top is None or top.get("only_count") else ("splits",))
         winner = None if top is None else {f: top[f] for f in keep if f in top}
-    references = {}
+    references, timed = {}, {}
     for role, ref in refs.items():
         # timed in the split stage's rounds, as the winner's figure is, where the stage ran
         # it as gemm() launches it; else beside the finalists; else as searched
         staged = next((r for r in stage if r["status"] == "ok" and r.get("unaided")
                        and r["params"] == ref["params"] and "splits" not in ref), None)
-        timed = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
-        references[role] = {**ref, "gflops": timed["gflops"] if timed else None}
+        timed[role] = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
+        references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
+    # what gemm() launched here before is kept where nothing measured beat it: a budget of
+    # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had
+    had = timed.get("before") or timed.get("defaults")
+    if winner is not None and had and had["gflops"] > winner["gflops"] \
+            and had["params"] not in wrong:     # the split stage's wrong ones are out
+        winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
+                  if f in had}
     return Result(kern.key, tuple(shape), db.device_key(dev), str(sweep.log.path), counts,
                   records, winner, finalists, sweep.seconds, sweep.new, split_stage=stage,
                   references=references, stopped_by=sweep.stopped_by)
@@ -313,6 +329,12 @@ def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None
     except ValueError as e:
         raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
                          f"{nworkers} worker(s), each with its own operands: {e}") from None
+    most = pool.most_workers(dev, m, n, k)
+    if nworkers > 1 and most is not None and nworkers > most:
+        raise ValueError(f"{nworkers} workers need about {nworkers * pool.WORKER_BASE_BYTES >> 30} "
+                         f"GiB of host memory at least (an OpenCL context and clgemm each, "
+                         f"besides their operands); this host holds {max(most, 1)} at "
+                         f"{db.shape_key(m, n, k)}: give --workers {max(most, 1)} or fewer")
 
 
 def _parent_queue(dev) -> cl.CommandQueue:
@@ -401,13 +423,13 @@ def _step_deadline(timeout: float) -> float:
 def _remeasure(workers: pool.Pool, records, timeout, shape, refs: dict) -> tuple[list[dict], dict]:
     """Time the best five again, interleaved, in one worker (near-ties reorder under
     noise), with the references in the same rounds; without them if that fails (a
-    reference that crashes its worker must not cost the finalists). ([], {}) with fewer
-    than two correct configurations."""
+    reference that crashes its worker must not cost the finalists). ([], {}) with no
+    correct configuration, or one and no reference to time beside it."""
     ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
-    if len(ok) < 2:
-        return [], {}
     params = [r["params"] for r in ok]
     extra = [r["params"] for r in refs.values() if r["params"] not in params]
+    if len(ok) < (1 if extra else 2):      # one is timed again beside a reference
+        return [], {}
     outcome: dict = {}
     payload = _ask(workers.slots, workers.inbox, ("remeasure", -1, params + extra),
                    _step_deadline(timeout), outcome)

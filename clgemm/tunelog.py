@@ -137,6 +137,8 @@ class Result:
     def no_winner_reason(self) -> str | None:
         if self.best is not None:
             return None
+        if self.stopped_by == "busy":
+            return "another process is tuning this shape; it was skipped"
         if not any(r["status"] == "ok" for r in self.records) and self.stopped_by == "time limit" \
                 and self.evaluated_now == 0:
             return ("the time limit ran out before any configuration was evaluated "

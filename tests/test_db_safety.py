@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from clgemm import db, kernels, tune as tune_mod
+from clgemm import db, kernels, store, tune as tune_mod
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tune import Evaluator, tune
@@ -123,6 +123,19 @@ def test_unwritable_home_is_a_usage_error_in_the_cli(home):
     r = CliRunner().invoke(main, ["tune", "--kernel", "1", "--size", "16", "--workers", "1"])
     assert r.exit_code == 2 and r.exception is not None and isinstance(r.exception, SystemExit)
     assert "CLGEMM_HOME to a writable folder" in r.output and str(home) in r.output
+
+
+def test_a_home_given_from_the_users_home_is_there(queue, tmp_path, monkeypatch):
+    """CLGEMM_HOME='~/tuning', quoted so that no shell expanded it, is the user's
+    ~/tuning, wherever the process runs: not a folder named ~ in the current directory."""
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    monkeypatch.setenv("CLGEMM_HOME", "~/tuning")
+    monkeypatch.chdir(tmp_path)
+    assert store.home() == tmp_path / "me" / "tuning"
+    db.record_best(queue.device, "2", 16, 16, 16, {"TS": 4}, 1.0)
+    assert db.db_path(queue.device).is_file() and str(db.db_path(queue.device)).startswith(
+        str(tmp_path / "me" / "tuning"))
+    assert not (tmp_path / "~").exists()
 
 
 # ------------------------------------------------------------------ 3: impossible speeds

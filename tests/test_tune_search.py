@@ -174,3 +174,18 @@ def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, 
     assert _winners(dev, kernels.get("6"), (90, 90, 90)) == [own6, near5, far5, kernels.get("6").defaults]
     assert _winners(dev, kernels.get("5"), (90, 90, 90))[:3] == [near5, far5, own6]
     assert of4 not in _winners(dev, kernels.get("5"), (90, 90, 90))
+
+
+def test_a_short_tune_never_records_slower_than_what_gemm_had(queue):
+    """Planted: this device's defaults, what gemm() launched at the shape, are the fastest,
+    but a budget of one measures only the registry's GPU defaults first. The defaults are
+    timed beside the one measured, and it is they that the database records (a budget of
+    one on pocl recorded a configuration at 0.4x them)."""
+    mine = kernels.get("5").defaults_for(queue.device)
+    assert mine != kernels.get("5").defaults       # the CPU device's own, on pocl
+    res = tune("5", 64, 64, 64, strategy="random", budget=1, workers=1,
+               evaluator="tests.evaluators:DefaultsFastest")
+    assert [r["params"] for r in res.records] == [kernels.get("5").defaults]
+    assert res.best["params"] == mine
+    assert res.references["defaults"]["gflops"] == res.best["gflops"]
+    assert db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)

@@ -40,6 +40,19 @@ def test_crash_hang_compile_error_and_wrong_are_recorded_and_survived():
     assert time.time() - t0 < 60
 
 
+def test_more_workers_than_the_host_holds_are_refused_before_any_starts(home, monkeypatch):
+    """Each worker holds an OpenCL context and clgemm (pool.WORKER_BASE_BYTES): a thousand
+    of them sat starting for minutes with nothing shown; now the tune refuses at once and
+    says how many this host holds."""
+    from clgemm import pool
+    monkeypatch.setattr(pool, "host_available", lambda: 40 * pool.WORKER_BASE_BYTES)
+    with pytest.raises(ValueError, match=r"1000 workers need about .* holds 29 at 32x32x32: "
+                                         r"give --workers 29 or fewer"):
+        tune("2", 32, 32, 32, strategy="random", budget=2, workers=1000)
+    assert not db.log_path(device.select(), "2", 32, 32, 32).exists()
+    assert len(tune("2", 32, 32, 32, strategy="random", budget=2, workers=2).records) == 2
+
+
 def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
     code = ("from clgemm.tune import tune; tune('5', 64, 64, 64, strategy='random', budget=60, "
             "workers=2, evaluator='tests.evaluators:SlowSynthetic', update_db=False)")

@@ -51,6 +51,16 @@ def test_a_second_identical_tune_refuses_at_once(home):
         other = tune("5", 64, 64, 65, strategy="random", budget=2, workers=1, evaluator=SYN,
                      update_db=False)
         assert len(other.records) == 2
+        # one busy shape of several is skipped, and the shapes around it are still tuned
+        # and reported (it stopped the whole command, losing the shapes after it)
+        many = tune_many([("5", 64, 64, 66), ("5", 64, 64, 64), ("5", 64, 64, 67)],
+                         strategy="random", budget=2, workers=1, evaluator=SYN, update_db=False)
+        assert [len(r.records) for r in many] == [2, 0, 2]
+        assert many[1].best is None and "another process is tuning" in many[1].no_winner_reason()
+        r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--shapes", "64x64x68,64x64x64",
+                                      "--budget", "2", "--workers", "1"])
+        assert r.exit_code == 1 and "skipped: another tune" in r.output, r.output
+        assert "kernel 5 at 64x64x68" in r.output and "Traceback" not in r.output
     finally:
         p.kill()
         p.wait()
