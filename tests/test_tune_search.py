@@ -125,6 +125,30 @@ def test_export_t4(tmp_path):
     assert all(x["correctness"] == 0 and x["measurements"] == [] for x in failed["results"])
 
 
+def test_log_lines_the_export_or_the_resume_cannot_read_are_skipped(queue, tmp_path):
+    """A log line whose compile_s, ms, at or error has the wrong type (the T4 export
+    multiplied a string), or one nested too deep to parse (the resume raised
+    RecursionError), is skipped with a warning naming the file and line; the export and
+    the tune go on."""
+    log = db.log_path(queue.device, "2", 20, 20, 20)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    good = {"schema": 1, "status": "ok", "params": {"TS": 4}, "ms_median": 1.0, "ms_min": 1.0,
+            "ms_max": 1.0, "gflops": 1.0, "compile_s": 0.5, "ms": [1.0], "at": "x"}
+    lines = [json.dumps({**good, "compile_s": "fast"}), json.dumps({**good, "ms": 5}),
+             json.dumps({**good, "error": 3}), "[" * 100000 + "]" * 100000, json.dumps(good)]
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.warns(db.DataWarning) as seen:
+        kept = list(db.read_log(log, kernels.get("2")))
+    assert [r["params"] for r in kept] == [{"TS": 4}]
+    said = " ".join(str(w.message) for w in seen)
+    assert all(f"line {no} ignored" in said for no in (1, 2, 3, 4)) and "nested too deeply" in said
+    out = tmp_path / "t4.json"
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
+                                  "--repeat", "2", "--export-t4", str(out)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    assert len(json.loads(out.read_text())["results"]) == 4
+
+
 def test_tpe_proposes_the_winners_at_other_shapes_first(queue):
     """Warm start: the database's winners (nearest shape first) are evaluated before the
     model's own proposals; invalid or already measured ones are skipped."""
