@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import db, kernels, store
+from . import db, kernels, matvec, store
 
 ENV = "CLGEMM_RECORD_SHAPES"
 FILE = "shapes.jsonl"
@@ -86,9 +86,11 @@ def recorded(device=None, kernel: str | None = None) -> list[tuple[str, int, int
                         or not all(type(d) is int and d >= 1 for d in dims)):
                     raise ValueError
                 job = (kernels.tunable(r["kernel"]).key, *dims)
+                if job[0] in kernels.MATVEC:     # a form at a shape it does not take
+                    matvec.check_form(job[0], *dims[:2])
             except (ValueError, TypeError, KeyError, RecursionError):
                 warnings.warn(f"{where}: line {no} ignored (not a recorded shape of a "
-                              f"tunable kernel)", db.DataWarning, stacklevel=2)
+                              f"tunable kernel, at a shape it takes)", db.DataWarning, stacklevel=2)
                 continue
             if (want is None or r["device"] == want) and (kernel is None or job[0] == kernel):
                 counts[job] = counts.get(job, 0) + 1

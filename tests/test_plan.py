@@ -215,7 +215,9 @@ def test_gemm_records_the_shapes_it_plans_when_asked(queue, rng, monkeypatch, tm
                                   '"kernel": "5", "m": true, "n": 3, "k": 4',
                                   '"kernel": "5", "m": 2, "n": 3, "k": Infinity',
                                   '"kernel": "99", "m": 2, "n": 3, "k": 4',
-                                  '"kernel": ["5"], "m": 2, "n": 3, "k": 4'])
+                                  '"kernel": ["5"], "m": 2, "n": 3, "k": 4',
+                                  # a form at a shape it does not take stopped the whole tune
+                                  '"kernel": "matvec-dot", "m": 1, "n": 5, "k": 4'])
 def test_a_recorded_line_that_is_no_shape_of_a_tunable_kernel_is_skipped(queue, line):
     """`clgemm tune --recorded` reads the shapes gemm() wrote; a line edited into something
     else is skipped with a warning, the others still read: no traceback, no 2.7 read as 2."""
