@@ -1,6 +1,6 @@
-"""The tuned-parameter database and the tuner's logs: where they live, how they are
-validated when read, and how they are updated (under a file lock, written atomically:
-clgemm.store)."""
+"""The tuned-parameter database, and where the tuner's logs live (clgemm.tunelog reads
+and writes them): how entries are validated when read, which databases speak for a
+device, and how they are updated (under a file lock, written atomically: clgemm.store)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -24,7 +24,6 @@ from .store import home_str as _home
 
 SCHEMA = 1
 MAX_SPLITS = 64   # the most slices of k the tuner's split stage times (an entry's "splits")
-STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
 
 
 class DataWarning(UserWarning):
@@ -100,7 +99,7 @@ def valid_params(kernel: kernels.Kernel, params: object) -> dict | None:
     return out if not kernel.violations(out) else None
 
 
-def _number(x: object) -> bool:
+def is_number(x: object) -> bool:
     """A finite int or float, not a bool. A JSON integer may be too large for a float."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
@@ -110,56 +109,9 @@ def _number(x: object) -> bool:
         return False
 
 
-def _positive(x: object) -> bool:
+def is_positive(x: object) -> bool:
     """A timing or a speed: a zero would divide by zero, a negative would look fastest."""
-    return _number(x) and x > 0
-
-
-def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
-    """Valid log lines; anything else (a truncated last line after a kill, a hand edit) is
-    skipped with a warning naming the file."""
-    if not path.exists():
-        return
-    with open(path, "rb") as f:
-        for no, raw in enumerate(f, 1):
-            try:
-                rec = json.loads(raw)
-                ok = (isinstance(rec, dict) and rec.get("schema") == SCHEMA
-                      and rec.get("status") in STATUSES)
-                params = valid_params(kernel, rec.get("params")) if ok else None
-                if params is None:
-                    raise ValueError("not a valid record")
-                if rec["status"] == "ok" and not all(_positive(rec.get(f)) for f in
-                                                     ("ms_median", "ms_min", "ms_max", "gflops")):
-                    raise ValueError("timings missing or not positive")
-                # what the T4 export and the report read as they are
-                if not ((_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
-                        and (isinstance(rec.get("ms", []), list)
-                             and all(_positive(t) for t in rec.get("ms", [])))
-                        and all(isinstance(rec.get(f, ""), str) for f in ("at", "error"))):
-                    raise ValueError("compile_s, ms, at or error of the wrong type")
-            except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
-                why = "nested too deeply" if isinstance(e, RecursionError) else e
-                warnings.warn(f"{path}: line {no} ignored ({why})", DataWarning, stacklevel=2)
-                continue
-            rec["params"] = params
-            yield rec
-
-
-def append_log(path: Path, record: Mapping) -> None:
-    """Append one record and push it to disk before returning: a kill -9 after this call
-    cannot lose it, and one during it leaves at most a truncated last line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({"schema": SCHEMA, **record}, separators=(",", ":")) + "\n"
-    # locked: the look at the last byte and the write are one step for other writers
-    with lock(path), open(path, "ab+") as f:
-        if f.tell() > 0:                 # a torn last line must not swallow this record
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                line = "\n" + line
-        f.write(line.encode())
-        f.flush()
-        os.fsync(f.fileno())
+    return is_number(x) and x > 0
 
 
 # ------------------------------------------------------------------ database
@@ -201,9 +153,9 @@ def _load(path: Path) -> dict:
             dims = parse_shape(shape)
             if params is None or dims is None:
                 why = "invalid"
-            elif not _positive(entry.get("gflops")):
+            elif not is_positive(entry.get("gflops")):
                 why = f"gflops {entry.get('gflops')!r} is not a positive number"
-            elif "ms_median" in entry and not _positive(entry["ms_median"]):
+            elif "ms_median" in entry and not is_positive(entry["ms_median"]):
                 why = f"ms_median {entry['ms_median']!r} is not a positive number"
             else:
                 why = None
@@ -211,8 +163,9 @@ def _load(path: Path) -> dict:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored ({why})",
                               DataWarning, stacklevel=3)
                 continue
+            key = kern.key                  # an entry filed under the kernel's name counts
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
-                                              "shape": dims}
+                                              "shape": dims, "file": str(path)}
             splits = entry.get("splits")
             if _count(splits) and splits <= MAX_SPLITS:
                 out[key][shape]["splits"] = splits
@@ -228,6 +181,14 @@ def _load(path: Path) -> dict:
                               f"ignored (want {{\"checked\": n, \"exact\": n}}, n >= 1)",
                               DataWarning, stacklevel=3)
     return out
+
+
+def passed_over(kernel: str, entry: dict, why: str) -> None:
+    """Warn that a tuned entry this device cannot launch is passed over, naming its file: a
+    hand edit, or an entry of a device of the same architecture (entries_for)."""
+    warnings.warn(f"{entry.get('file', 'a tuning database')}: tuning database entry of kernel "
+                  f"{kernel} at {shape_key(*entry['shape'])} skipped: {why}", DataWarning,
+                  stacklevel=3)
 
 
 def _count(x: object) -> bool:
@@ -413,7 +374,7 @@ def thresholds(dev: cl.Device,
             continue
         for name, value in given.items():
             lo, hi = (limits or {}).get(name, (0, math.inf))
-            if _number(value) and lo <= value <= hi:
+            if is_number(value) and lo <= value <= hi:
                 out[name] = float(value)
             else:
                 warnings.warn(f"{path}: threshold {name!r} = {value!r} ignored (want a number "

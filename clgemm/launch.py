@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -75,8 +74,7 @@ def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
     a sibling's entry that breaks this kernel's own constraints, silently."""
     bad = kernels.get(kernel).violations(entry["params"], dev)
     if bad and key == kernel:
-        warnings.warn(f"tuning database entry of kernel {key} at {db.shape_key(*entry['shape'])} "
-                      f"skipped: {'; '.join(bad)}", db.DataWarning, stacklevel=2)
+        db.passed_over(key, entry, "; ".join(bad))
     return not bad
 
 

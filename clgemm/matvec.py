@@ -93,8 +93,12 @@ def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
     """The database's entry for this form nearest its canonical shape (entries beyond this
     device's limits passed over), else the registry defaults."""
     kern = kernels.get(FORMS[kind], "matvec")
-    found = db.near(dev, kern.key, *canonical(kind, R, L),
-                    usable=lambda k, e: not kern.violations(e["params"], dev))
+    def usable(key: str, entry: dict) -> bool:
+        bad = kern.violations(entry["params"], dev)
+        if bad:                     # passed over as a GEMM kernel's is (launch._fits)
+            db.passed_over(key, entry, "; ".join(bad))
+        return not bad
+    found = db.near(dev, kern.key, *canonical(kind, R, L), usable=usable)
     if not found:
         return Base(kern.defaults)
     e = found[0][1]

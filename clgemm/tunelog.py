@@ -1,19 +1,71 @@
-"""One tune's log: the lock that keeps a second identical tune from running beside it,
-the records resumed from an earlier run, each new record appended as it comes, and the
-result that the tune hands back (with its summary and its export in the T4 format)."""
+"""One tune's log: its JSON Lines records, validated as they are read (read_log) and each
+appended as it comes (append_log), the lock that keeps a second identical tune from
+running beside it, and the result that the tune hands back (with its summary and its
+export in the T4 format)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import filelock
 
 from . import db, kernels, store
+
+
+STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
+
+
+def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
+    """Valid log lines; anything else (a truncated last line after a kill, a hand edit) is
+    skipped with a warning naming the file."""
+    if not path.exists():
+        return
+    with open(path, "rb") as f:
+        for no, raw in enumerate(f, 1):
+            try:
+                rec = json.loads(raw)
+                ok = (isinstance(rec, dict) and rec.get("schema") == db.SCHEMA
+                      and rec.get("status") in STATUSES)
+                params = db.valid_params(kernel, rec.get("params")) if ok else None
+                if params is None:
+                    raise ValueError("not a valid record")
+                if rec["status"] == "ok" and not all(db.is_positive(rec.get(f)) for f in
+                                                     ("ms_median", "ms_min", "ms_max", "gflops")):
+                    raise ValueError("timings missing or not positive")
+                # what the T4 export and the report read as they are
+                if not ((db.is_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
+                        and (isinstance(rec.get("ms", []), list)
+                             and all(db.is_positive(t) for t in rec.get("ms", [])))
+                        and all(isinstance(rec.get(f, ""), str) for f in ("at", "error"))):
+                    raise ValueError("compile_s, ms, at or error of the wrong type")
+            except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
+                why = "nested too deeply" if isinstance(e, RecursionError) else e
+                warnings.warn(f"{path}: line {no} ignored ({why})", db.DataWarning, stacklevel=2)
+                continue
+            rec["params"] = params
+            yield rec
+
+
+def append_log(path: Path, record: Mapping) -> None:
+    """Append one record and push it to disk before returning: a kill -9 after this call
+    cannot lose it, and one during it leaves at most a truncated last line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"schema": db.SCHEMA, **record}, separators=(",", ":")) + "\n"
+    # locked: the look at the last byte and the write are one step for other writers
+    with store.lock(path), open(path, "ab+") as f:
+        if f.tell() > 0:                 # a torn last line must not swallow this record
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                line = "\n" + line
+        f.write(line.encode())
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class TuneBusy(RuntimeError):
@@ -43,7 +95,7 @@ class TuneLog:
             self._owner.write_text(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
             if fresh and self.path.exists():
                 store.move_aside(self.path)
-            self.records = list(db.read_log(self.path, self.kern))
+            self.records = list(read_log(self.path, self.kern))
         except BaseException:
             self.close()
             raise
@@ -75,7 +127,7 @@ class TuneLog:
     def append(self, record: dict) -> dict:
         """Stamp, write (flushed and fsynced) and keep one finished evaluation."""
         rec = {**record, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        db.append_log(self.path, rec)
+        append_log(self.path, rec)
         self.records.append(rec)
         return rec
 
@@ -103,11 +155,11 @@ def key(p: Mapping[str, int]) -> tuple:
 
 
 def read_records(path: Path, kern: kernels.Kernel, quiet: bool = False) -> list[dict]:
-    """A log's valid records (db.read_log); with `quiet`, without the warnings for bad lines."""
+    """A log's valid records (read_log); with `quiet`, without the warnings for bad lines."""
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", db.DataWarning)
-        return list(db.read_log(Path(path), kern))
+        return list(read_log(Path(path), kern))
 
 
 @dataclass

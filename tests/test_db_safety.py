@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from clgemm import db, kernels, store, tune as tune_mod
+from clgemm import db, kernels, store, tunelog, tune as tune_mod
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tune import Evaluator, tune
@@ -195,7 +195,7 @@ def test_numbers_too_large_for_a_float_are_dropped(queue, tmp_path):
                    f'"ms_min": 1, "ms_max": 1, "gflops": {big}}}\n'
                    '{"schema": 1, "status": "wrong", "params": {"TS": 4}}\n')
     with pytest.warns(db.DataWarning, match="line 1 ignored"):
-        kept = list(db.read_log(log, kernels.get("2")))
+        kept = list(tunelog.read_log(log, kernels.get("2")))
     assert [r["params"] for r in kept] == [{"TS": 4}]
 
 

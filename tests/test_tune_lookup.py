@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import clgemm
-from clgemm import db, device, kernels, store, verify
+from clgemm import db, device, kernels, store, tunelog, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tune import tune
@@ -44,7 +44,7 @@ def test_bad_log_lines_are_skipped_with_a_warning(home):
     ]
     log.write_text("\n".join(json.dumps(x) for x in [good, *bad]) + "\nnot json\n")
     with pytest.warns(db.DataWarning, match=str(log).replace("\\", ".")):
-        recs = list(db.read_log(log, kernels.get("2")))
+        recs = list(tunelog.read_log(log, kernels.get("2")))
     assert [r["params"] for r in recs] == [{"TS": 8}]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", db.DataWarning)
@@ -238,9 +238,21 @@ def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
         "3": {"512x512x512": {"params": too_big, "gflops": 50.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [shipped])
     a = np.random.default_rng(1).random((8, 8), dtype=np.float32)
-    with pytest.warns(db.DataWarning, match="kernel 3 at 512x512x512 skipped"):
+    with pytest.warns(db.DataWarning, match=f"{shipped}: .*kernel 3 at 512x512x512 skipped"):
         c = clgemm.gemm(queue, a, a)
     np.testing.assert_allclose(c, a.astype(np.float64) @ a, rtol=1e-5)
+    # a matrix-vector entry likewise (it was passed over without a word), and an entry
+    # filed under its kernel's name counts as one under its number
+    shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "matvec-sweep": {"1x512x512": {"params": {"CV": 256, "LANES": 32, "UNROLL": 8},
+                                       "gflops": 9.0}},
+        "tiled": {"64x64x64": {"params": {"TS": 4}, "gflops": 2.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [shipped, tmp_path / "none.json"])
+    assert kernels.get("matvec-sweep", "matvec").violations({"CV": 256, "LANES": 32}, queue.device)
+    with pytest.warns(db.DataWarning, match=f"{shipped}: .*kernel matvec-sweep at 1x512x512 skipped"):
+        assert clgemm.Plan(queue, 1, 512, 512).describe()["params_source"] == "defaults"
+    plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert (plan.source, plan.params) == ("tuned", {"TS": 4})
 
 
 # ------------------------------------------------------------ waves: untuned shapes

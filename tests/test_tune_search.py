@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import clgemm
-from clgemm import db, kernels, verify
+from clgemm import db, kernels, tunelog, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tunelog import to_t4
@@ -138,7 +138,7 @@ def test_log_lines_the_export_or_the_resume_cannot_read_are_skipped(queue, tmp_p
              json.dumps({**good, "error": 3}), "[" * 100000 + "]" * 100000, json.dumps(good)]
     log.write_text("\n".join(lines) + "\n")
     with pytest.warns(db.DataWarning) as seen:
-        kept = list(db.read_log(log, kernels.get("2")))
+        kept = list(tunelog.read_log(log, kernels.get("2")))
     assert [r["params"] for r in kept] == [{"TS": 4}]
     said = " ".join(str(w.message) for w in seen)
     assert all(f"line {no} ignored" in said for no in (1, 2, 3, 4)) and "nested too deeply" in said

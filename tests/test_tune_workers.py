@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clgemm import db, device, kernels
+from clgemm import db, device, kernels, tunelog
 from clgemm.tune import tune
 
 from .tune_helpers import (_running_in_group, _start_tune, _still_running, _wait_for_lines,
@@ -68,7 +68,7 @@ def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
         f.write(b'{"schema": 1, "params": {"TSM": 6')
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        kept = list(db.read_log(log, kernels.get("5")))
+        kept = list(tunelog.read_log(log, kernels.get("5")))
     assert len(kept) >= 6
     assert any(str(log) in str(x.message) for x in w)          # the torn line, named
     res = tune("5", 64, 64, 64, strategy="random", budget=60, workers=2,
@@ -77,7 +77,7 @@ def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
     assert len(keys) == len(set(keys)) == 60                  # nothing measured twice
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", db.DataWarning)
-        assert len(list(db.read_log(log, kernels.get("5")))) == 60   # and all of it on disk
+        assert len(list(tunelog.read_log(log, kernels.get("5")))) == 60   # and all of it on disk
     assert res.summary()["resumed"] == len(kept)
 
 
