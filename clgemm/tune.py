@@ -64,7 +64,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             f"this tune serves calls that name kernel {kern.key} (`clgemm tune --kernel "
             f"{form}` tunes what gemm() runs)"))))
     stops = pool.StopSignals()
-    with stops.installed(), TuneLog(dev, kern, (m, n, k)).open(fresh) as log:
+    with stops.installed(), TuneLog(dev, kern, (m, n, k)).open(fresh, timeout) as log:
         counts = {"raw": kern.space_size(), "valid": len(valid),
                   "rejected": kern.space_size() - len(valid), "resumed": log.resumed,
                   "strategy": name, "budget": min(budget, len(valid)) if budget else len(valid),
@@ -73,7 +73,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         # what the winner is compared with is measured (and checked) in the search too, so
         # that a tune never records a configuration slower than the one gemm() had: kernel
         # 3 at 64^3 on pocl recorded one at 0.93x the CPU defaults (2026-12-03)
-        first = _winners(dev, kern, (m, n, k))
+        first = log.retry + [p for p in _winners(dev, kern, (m, n, k)) if p not in log.retry]
         first += [r["params"] for r in refs.values() if r["params"] not in first]
         strat = strategies.make(name, valid, log.done(), seed, kern, dev, first=first)
         workers_pool = sweep = None
@@ -189,7 +189,8 @@ class _Sweep:
             slot = slots[wid]
             release(wid)
             if slot.task is not None:
-                self.finish(slot, {"status": status, "error": why})
+                self.finish(slot, {"status": status, "error": why}
+                            | ({"timeout_s": self.timeout} if status == "timeout" else {}))
             workers.replace(wid)
 
         self.progress()

@@ -40,10 +40,11 @@ def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
                     raise ValueError("timings missing or not positive")
                 # what the T4 export and the report read as they are
                 if not ((db.is_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
+                        and db.is_number(rec.get("timeout_s", 0))
                         and (isinstance(rec.get("ms", []), list)
                              and all(db.is_positive(t) for t in rec.get("ms", [])))
                         and all(isinstance(rec.get(f, ""), str) for f in ("at", "error"))):
-                    raise ValueError("compile_s, ms, at or error of the wrong type")
+                    raise ValueError("compile_s, timeout_s, ms, at or error of the wrong type")
             except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
                 why = "nested too deeply" if isinstance(e, RecursionError) else e
                 warnings.warn(f"{path}: line {no} ignored ({why})", db.DataWarning, stacklevel=2)
@@ -84,9 +85,13 @@ class TuneLog:
         self._lock = store.lock(self.path, "tune-", timeout=0)
         self._owner = Path(str(self._lock.lock_file) + ".owner")
         self.records: list[dict] = []
+        self.retry: list[dict] = []     # resumed timeouts measured again, first
         self.resumed = 0
 
-    def open(self, fresh: bool = False) -> TuneLog:
+    def open(self, fresh: bool = False, timeout: float | None = None) -> TuneLog:
+        """Take the lock and resume the log: each configuration's last record, less those
+        that ran out of a shorter `timeout` than this tune's (timeout_s), which are measured
+        again: a rerun with a longer --timeout retried none of them."""
         try:
             self._lock.acquire()
         except filelock.Timeout:
@@ -95,7 +100,11 @@ class TuneLog:
             self._owner.write_text(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
             if fresh and self.path.exists():
                 store.move_aside(self.path)
-            self.records = list(read_log(self.path, self.kern))
+            last = {tuple(sorted(r["params"].items())): r for r in read_log(self.path, self.kern)}
+            again = [r for r in last.values() if r["status"] == "timeout" and timeout is not None
+                     and r.get("timeout_s", 0) < timeout]
+            self.records = [r for r in last.values() if r not in again]
+            self.retry = [r["params"] for r in again]
         except BaseException:
             self.close()
             raise

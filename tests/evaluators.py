@@ -195,3 +195,15 @@ class DefaultsFastest(Synthetic):
 
     def remeasure(self, finalists, alive=lambda: None):
         return {"ms": [[self.measure(p)["ms_median"]] * 3 for p in finalists]}
+
+
+class SlowSixteen(Synthetic):
+    """Kernel 2, made up: TS=16 takes 4 s to time (longer than a --timeout of 2 s), the
+    others none; the larger the tile, the faster."""
+
+    def measure(self, params, cutoff_ms=None):
+        if params["TS"] == 16:
+            time.sleep(4)
+        ms = timing.gflops(*self.shape, 1.0) / params["TS"]
+        return {"status": "ok", "rel_error": 0.0, "ms_median": ms, "ms_min": ms, "ms_max": ms,
+                "gflops": float(params["TS"])}

@@ -53,6 +53,22 @@ def test_more_workers_than_the_host_holds_are_refused_before_any_starts(home, mo
     assert len(tune("2", 32, 32, 32, strategy="random", budget=2, workers=2).records) == 2
 
 
+def test_a_rerun_with_a_longer_timeout_measures_the_timed_out_again(home):
+    """A configuration that ran out of --timeout is measured again, first, by a rerun with a
+    longer one (the rerun resumed it as done); one with the same timeout resumes it."""
+    opts = dict(strategy="grid", workers=1, repeat=2, evaluator="tests.evaluators:SlowSixteen",
+                update_db=False)
+    res = tune("2", 32, 32, 32, timeout=2, **opts)
+    assert statuses(res) == {4: "ok", 8: "ok", 16: "timeout", 32: "ok"}
+    assert next(r for r in res.records if r["status"] == "timeout")["timeout_s"] == 2
+    again = tune("2", 32, 32, 32, timeout=2, **opts)
+    assert again.evaluated_now == 0 and statuses(again)[16] == "timeout"
+    longer = tune("2", 32, 32, 32, timeout=20, budget=4, **opts)
+    assert longer.evaluated_now == 1 and longer.counts["resumed"] == 3
+    assert statuses(longer) == {4: "ok", 8: "ok", 16: "ok", 32: "ok"}
+    assert len(longer.records) == 4                 # each configuration once, its last record
+
+
 def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
     code = ("from clgemm.tune import tune; tune('5', 64, 64, 64, strategy='random', budget=60, "
             "workers=2, evaluator='tests.evaluators:SlowSynthetic', update_db=False)")
