@@ -200,7 +200,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="evaluations per shape, resumed ones included")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None,
-              help="seconds for the search, for all shapes together")
+              help="seconds for the search, for all shapes together: no evaluation starts "
+                   "after it, those under way finish (each within --timeout)")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="timed launches per configuration")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
