@@ -20,29 +20,21 @@ def test_slow_configuration_is_timed_once(queue):
     assert ev.measure(plan)["runs"] == 4
 
 
-def test_whole_tile_target_compiles_and_checks_only_the_exact_build(queue):
+@pytest.mark.parametrize("target,build,check", [((64, 64, 64), "exact", (64, 96, 40)),
+                                                 ((37, 45, 32), "clamp", (69, 109, 40))])
+def test_target_compiles_and_checks_only_its_own_build(queue, target, build, check):
+    """A whole-tile target is checked with the EXACT build alone; one with k in whole tiles
+    and m, n not at a shape with the same remainders, so the CLAMP build timed is the one
+    checked (and in either case the only one compiled)."""
     from clgemm.evaluate import Evaluator
-    ev = Evaluator(queue, "5", 64, 64, 64, repeat=2)
+    ev = Evaluator(queue, "5", *target, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    exact_only = {("exact", False, False, False, False, False)}
     # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST: not 4 tiles)
-    assert set(plan._programs) == exact_only
-    assert ev.check_shape(plan) == (64, 96, 40)
+    only = {(build, False, False, False, False, False)}
+    assert set(plan._programs) == only
+    assert ev.check_shape(plan) == check
     assert ev.measure(plan)["status"] == "ok"
-    assert set(plan._programs) == exact_only
-
-
-def test_clamp_target_compiles_and_checks_only_the_clamp_build(queue):
-    """A target with k in whole tiles and m, n not is checked at a shape with the same
-    remainders, so the CLAMP build timed is the one checked (and the only one compiled)."""
-    from clgemm.evaluate import Evaluator
-    ev = Evaluator(queue, "5", 37, 45, 32, repeat=2)
-    plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
-    clamp_only = {("clamp", False, False, False, False, False)}
-    assert set(plan._programs) == clamp_only
-    assert ev.check_shape(plan) == (69, 109, 40)
-    assert ev.measure(plan)["status"] == "ok"
-    assert set(plan._programs) == clamp_only
+    assert set(plan._programs) == only
 
 
 def test_target_taller_than_wide_is_checked_with_its_tiles_along_rows(queue, thresholds):

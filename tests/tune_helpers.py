@@ -36,17 +36,23 @@ def _start_tune(home, lines: int, **popen):
     return p, children, log
 
 
-def _children(pid: int) -> list[str]:
-    """Running processes whose parent is `pid` (Linux /proc)."""
+def _live(field: int, value: int) -> list[str]:
+    """Processes that have not exited (state is not Z) whose /proc stat field `field`
+    (counted after the command name: 1 the parent, 2 the process group) is `value`."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == pid and fields[0] != "Z":
+        if int(fields[field]) == value and fields[0] != "Z":
             found.append(stat.parent.name)
     return found
+
+
+def _children(pid: int) -> list[str]:
+    """Running processes whose parent is `pid` (Linux /proc)."""
+    return _live(1, pid)
 
 
 def _still_running(pids: list[str], within: float) -> list[str]:
@@ -66,13 +72,5 @@ def _still_running(pids: list[str], within: float) -> list[str]:
 
 
 def _running_in_group(pgid: int) -> list[str]:
-    """Processes of a process group that have not exited (Linux /proc; state is not Z)."""
-    left = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            left.append(stat.parent.name)
-    return left
+    """Processes of a process group that have not exited (Linux /proc)."""
+    return _live(2, pgid)
