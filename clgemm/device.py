@@ -128,8 +128,9 @@ def architecture(dev: cl.Device) -> str | None:
     """What makes another device's tuned entries fit this one: NVIDIA's compute capability
     and the number of compute units, which set the registers, local memory and waves that
     the tuned parameters were chosen for (the H100 SXM and the H200 are one GH100 chip with
-    132 multiprocessors; they differ in memory). None where the device does not say (other
-    vendors, pocl): its entries are only its own."""
+    132 multiprocessors; they differ in memory: the H200's entries ran kernel 5 1.06-1.39x
+    the registry defaults' speed on an H100, results/h100/README.md). None where the device
+    does not say (other vendors, pocl): its entries are only its own."""
     cc = nvidia_cc(dev)
     return None if cc is None else f"NVIDIA sm_{cc[0]}{cc[1]}, {dev.max_compute_units} compute units"
 
