@@ -299,7 +299,7 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
         references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
     # what gemm() launched here before is kept where nothing measured beat it: a budget of
     # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had
-    had = timed.get("before") or timed.get("defaults")
+    had = timed.get("before" if "before" in refs else "defaults")
     if winner is not None and had and had["gflops"] > winner["gflops"] \
             and had["params"] not in wrong:     # the split stage's wrong ones are out
         winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
