@@ -120,8 +120,8 @@ def is_positive(x: object) -> bool:
 def _shipped() -> list[Path]:
     """The databases inside the package (read once: they do not change while it runs)."""
     try:
-        root = resources.files("clgemm") / "tuned"
-        return [Path(str(p)) for p in root.iterdir() if p.name.endswith(".json")]
+        root = resources.files("clgemm") / "tuned"   # in name order: the same on every host
+        return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".json"))
     except (FileNotFoundError, NotADirectoryError):
         return []
 
@@ -163,7 +163,9 @@ def _load(path: Path) -> dict:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored ({why})",
                               DataWarning, stacklevel=3)
                 continue
-            key = kern.key                  # an entry filed under the kernel's name counts
+            if key != kern.key and shape in out.get(kern.key, {}):
+                continue    # filed under the kernel's name: never over one under its key
+            key = kern.key                  # (a tune writes the key: a name's entry shadowed it)
             out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
                                               "shape": dims, "file": str(path)}
             splits = entry.get("splits")
@@ -282,9 +284,11 @@ _restat_at = [0.0]                 # when generation() next looks at the files
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver are used only when none matches
-    the driver exactly; shipped files of another device of the same architecture
-    (device.architecture) only when no file names this device. Those entries carry
-    "tuned_on", the device they were tuned on."""
+    the driver exactly. Where no shipped file names this device, those of another device of
+    the same architecture (device.architecture) lie under the rest, shape by shape: the
+    user's own tunes go over them, and their entries carry "tuned_on", the device they were
+    tuned on (a first own tune that replaced them all put kernel 5 back to its defaults at
+    every other shape)."""
     now = stamp(dev)
     if now in _cache:
         return _cache[now]
@@ -307,14 +311,13 @@ def entries_for(dev: cl.Device) -> dict:
     if not any(d == key for _, d in docs):
         exact += [p for p, d in docs if isinstance(d, str) and _name(d) == _name(key)]
     merged: dict = {}
+    for path, doc in _alike(dev, shipped, docs, key).items():
+        for k, shapes in _load(path).items():
+            merged.setdefault(k, {}).update(
+                {s: {**e, "tuned_on": doc["device"]} for s, e in shapes.items()})
     for path in exact:
         for k, shapes in _load(path).items():
             merged.setdefault(k, {}).update(shapes)
-    if not any(isinstance(d, str) and _name(d) == _name(key) for _, d in docs):
-        for path, doc in _alike(dev, shipped).items():
-            for k, shapes in _load(path).items():
-                merged.setdefault(k, {}).update(
-                    {s: {**e, "tuned_on": doc["device"]} for s, e in shapes.items()})
     _cache.clear()
     _cache[now] = merged
     return merged
@@ -325,12 +328,15 @@ def _name(device: str) -> str:
     return device.split(" | ")[0]
 
 
-def _alike(dev: cl.Device, shipped: Sequence[Path]) -> dict[Path, dict]:
-    """The shipped databases (path: its JSON) of other devices whose
-    "architecture" is this device's (device.architecture)."""
+def _alike(dev: cl.Device, shipped: Sequence[Path], docs: Sequence[tuple[Path, object]],
+           key: str) -> dict[Path, dict]:
+    """The shipped databases (path: its JSON) of other devices whose "architecture" is this
+    device's (device.architecture); none where a shipped one of `docs` ((path, its "device"
+    field)) names this device (`key`)."""
     arch = devmod.architecture(dev)
     out: dict[Path, dict] = {}
-    if arch is None:
+    if arch is None or any(p in shipped and isinstance(d, str) and _name(d) == _name(key)
+                           for p, d in docs):
         return out
     for path in shipped:
         try:
@@ -355,17 +361,18 @@ def thresholds(dev: cl.Device,
     key, shipped, user, version, _ = now
     out: dict[str, float] = {}
     files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
-    named = []
+    named, devices = [], []
     for path in files:
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError, RecursionError):
             continue                     # entries_for warns about it
         device = doc.get("device") if isinstance(doc, dict) else None
+        devices.append((path, device))
         if isinstance(device, str) and _name(device) == _name(key):
             named.append((path, doc))    # entries_for warns about a missing device
-    if not named:                        # as entries_for: a device of the same architecture
-        named = list(_alike(dev, shipped).items())
+    # as entries_for: a device of the same architecture's under this device's own
+    named = list(_alike(dev, shipped, devices, key).items()) + named
     for path, doc in named:
         given = doc.get("thresholds", {})
         if not isinstance(given, dict):

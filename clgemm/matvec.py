@@ -74,6 +74,8 @@ def tuning_job(opa, opb) -> tuple[str, tuple[int, int, int]]:
         transposed = min(x.shape) > 1 and abs(x.strides[0]) < abs(x.strides[1])
     kind = form(m, transposed)
     R, L = x.shape[::-1] if transposed else x.shape
+    if kind == "dot" and m == 1 == opb.shape[1]:   # one dot product: the dot over one row
+        kind, R, L = "sweep", L, R      # is tuned nowhere (row-major 1 x 1 takes the sweep)
     return FORMS[kind], canonical(kind, R, L)
 
 

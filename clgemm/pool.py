@@ -421,19 +421,25 @@ def default_workers(dev: cl.Device, m: int, n: int, k: int) -> int:
     and it is bound by the CPU: on the H200 host, 8 workers of 16 cores gave 4.9
     evaluations/s with compiles of 0.8 s (median), 2026-12-03."""
     most = most_workers(dev, m, n, k)
-    return max(1, min(cores(), cores() if most is None else most))
+    return max(1, min(cores(), cores() if most is None else most[0]))
 
 
-def most_workers(dev: cl.Device, m: int, n: int, k: int) -> int | None:
-    """How many workers three quarters of the host's available memory and of the device's
-    global memory hold at this shape; None where the host does not say."""
+def most_workers(dev: cl.Device, m: int, n: int, k: int) -> tuple[int, str] | None:
+    """How many workers three quarters of the host's available memory and of a GPU's global
+    memory hold at this shape, and which of the two bounds it; None where neither is known
+    (the host does not say, and the device's memory is the host's)."""
     data = 4 * sum(r * c for r, c in operands.gemm_shapes(m, n, k))
     cpu_device = bool(dev.type & cl.device_type.CPU)
-    per_host = WORKER_BASE_BYTES + data * (6 if cpu_device else 4)
+    bounds = []
     avail = host_available()
-    if avail is None:
-        return None
-    n_workers = int(0.75 * avail) // per_host
+    if avail is not None:
+        per_host = WORKER_BASE_BYTES + data * (6 if cpu_device else 4)
+        bounds.append((int(0.75 * avail) // per_host,
+                       f"the host's {avail / 2**30:.1f} GiB available (about "
+                       f"{per_host / 2**30:.2f} GiB a worker: its OpenCL context, clgemm and "
+                       f"the operands)"))
     if not cpu_device:
-        n_workers = min(n_workers, int(0.75 * dev.global_mem_size) // max(data, 1))
-    return n_workers
+        bounds.append((int(0.75 * dev.global_mem_size) // max(data, 1),
+                       f"the device's {dev.global_mem_size / 2**30:.1f} GiB "
+                       f"({data / 2**30:.2f} GiB of operands a worker)"))
+    return min(bounds) if bounds else None

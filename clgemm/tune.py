@@ -89,8 +89,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                     sweep.proposer.close()
                 if workers_pool is not None:
                     workers_pool.stop()
-        res.note = note
-        if res.best is not None and update_db:
+        res.note = " ".join(filter(None, (note, res.kept)))
+        if res.best is not None and update_db and not res.kept:
             extra = {"ms_median": res.best["ms_median"], "date": time.strftime("%Y-%m-%d"),
                      "strategy": name, "evaluated": len(res.records)}
             if "splits" in res.best:
@@ -131,9 +131,9 @@ def tune_many(jobs: Sequence[tuple[str, int, int, int]], *, time_limit: float | 
         except TuneBusy as e:        # one shape of several: the others are still tuned
             if len(jobs) == 1:
                 raise
-            kernel, m, n, k = job
-            out.append(Result(kernels.tunable(kernel).key, (m, n, k), db.device_key(dev), "", {},
-                              [], None, stopped_by="busy", note=f"skipped: {e}"))
+            key, m, n, k = kernels.tunable(job[0]).key, *job[1:]
+            out.append(Result(key, (m, n, k), db.device_key(dev), str(db.log_path(dev, key, m, n, k)),
+                              {}, [], None, stopped_by="busy", note=f"skipped: {e}"))
         used += out[-1].seconds
     return out
 
@@ -297,16 +297,28 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
                        and r["params"] == ref["params"] and "splits" not in ref), None)
         timed[role] = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
         references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
-    # what gemm() launched here before is kept where nothing measured beat it: a budget of
-    # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had
+    # what gemm() launched here before stays where nothing measured beat it (a budget of
+    # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had):
+    # recorded where the search checked it here, else the database is left as it was (a
+    # reference is only timed beside the finalists, not checked: one wrong here and fast
+    # for it would have been recorded)
     had = timed.get("before" if "before" in refs else "defaults")
+    kept = ""
+    checked = next((r["status"] for r in records if had and r["params"] == had["params"]), None)
     if winner is not None and had and had["gflops"] > winner["gflops"] \
-            and had["params"] not in wrong:     # the split stage's wrong ones are out
-        winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
-                  if f in had}
+            and checked in ("ok", None) and had["params"] not in wrong:   # wrong here: out
+        if checked == "ok":
+            winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
+                      if f in had}
+        else:
+            what = (f"the entry tuned at {refs['before']['tuned_at']}" if "before" in refs
+                    else "the defaults")
+            kept = (f"what gemm() ran here before ({what}) timed faster than every "
+                    f"configuration this tune checked, and was not checked here itself: the "
+                    f"database is left as it was")
     return Result(kern.key, tuple(shape), db.device_key(dev), str(sweep.log.path), counts,
                   records, winner, finalists, sweep.seconds, sweep.new, split_stage=stage,
-                  references=references, stopped_by=sweep.stopped_by)
+                  references=references, stopped_by=sweep.stopped_by, kept=kept)
 
 
 def pick_split(pairs: list[dict]) -> dict:
@@ -331,11 +343,10 @@ def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None
         raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
                          f"{nworkers} worker(s), each with its own operands: {e}") from None
     most = pool.most_workers(dev, m, n, k)
-    if nworkers > 1 and most is not None and nworkers > most:
-        raise ValueError(f"{nworkers} workers need about {nworkers * pool.WORKER_BASE_BYTES >> 30} "
-                         f"GiB of host memory at least (an OpenCL context and clgemm each, "
-                         f"besides their operands); this host holds {max(most, 1)} at "
-                         f"{db.shape_key(m, n, k)}: give --workers {max(most, 1)} or fewer")
+    if nworkers > 1 and most is not None and nworkers > most[0]:
+        fit = max(most[0], 1)
+        raise ValueError(f"{nworkers} workers do not fit at {db.shape_key(m, n, k)}: at most "
+                         f"{fit} fit in {most[1]}; give --workers {fit} or fewer")
 
 
 def _parent_queue(dev) -> cl.CommandQueue:

@@ -190,6 +190,7 @@ class Result:
     references: dict = field(default_factory=dict)
     stopped_by: str = ""            # budget | space | time limit
     note: str = ""                  # what the user should know (a fallback, say)
+    kept: str = ""                  # why the database was left as it was, despite a winner
 
     @property
     def throughput(self) -> float:

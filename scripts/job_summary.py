@@ -36,6 +36,9 @@ def tune_rate(path: Path) -> None:
     for line in path.read_text().splitlines():
         r = json.loads(line)
         best = (r.get("best") or {}).get("gflops")
+        if r.get("stopped_by") == "busy":       # skipped: another process was tuning it
+            print(f"kernel {r['kernel']} {r['m']}x{r['n']}x{r['k']}: {r['note']}")
+            continue
         print(f"kernel {r['kernel']} {r['m']}x{r['n']}x{r['k']}: {r['evaluated_now']} evaluated in "
               f"{r['seconds']} s, {r['configs_per_second']} configurations/s, {r['workers']} "
               f"workers, strategy {r['strategy']}, best {best} GFLOPS")

@@ -207,3 +207,16 @@ class SlowSixteen(Synthetic):
         ms = timing.gflops(*self.shape, 1.0) / params["TS"]
         return {"status": "ok", "rel_error": 0.0, "ms_median": ms, "ms_min": ms, "ms_max": ms,
                 "gflops": float(params["TS"])}
+
+
+class DefaultsWrongAndFast(DefaultsFastest):
+    """DefaultsFastest, but the defaults' product is wrong (and 10x faster for it)."""
+
+    def measure(self, params, cutoff_ms=None):
+        from clgemm import device, kernels
+        rec = super().measure(params, cutoff_ms)
+        if params == kernels.get("5").defaults_for(device.select()):
+            rec.update(status="wrong", rel_error=1.0, gflops=5 * rec["gflops"],
+                       ms_median=rec["ms_median"] / 5, ms_min=rec["ms_min"] / 5,
+                       ms_max=rec["ms_max"] / 5)
+        return rec

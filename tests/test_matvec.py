@@ -432,3 +432,16 @@ def test_matvec_defaults_fit_a_device_with_small_work_groups(queue, rng):
     assert launch.local_size[0] * launch.local_size[1] <= 256
     with pytest.raises(ValueError, match="exceeds the device maximum 256"):
         matvec.bases(dev, (1, 4096, 300), "matvec-sweep", {"CV": 128})
+
+
+def test_one_dot_product_is_recorded_as_the_sweep_it_can_be_tuned_as(queue):
+    """m = n = 1 with op(B) lying transposed runs the dot over one row, which no tune can
+    measure (row-major 1 x 1 operands take the sweep): it is recorded as the sweep at
+    1 x 1 x K, not as a dot shape that `tune --recorded` skips."""
+    k = 16
+    big = cla.to_device(queue, np.ones((3, k), np.float32))
+    a = np.ones((1, k), np.float32)
+    assert matvec.tuning_job(a, big[0:1, :].T) == ("matvec-sweep", (1, 1, k))
+    assert matvec.tuning_job(a, np.ones((k, 1), np.float32)) == ("matvec-sweep", (1, 1, k))
+    assert matvec.tuning_job(np.ones((5, k), np.float32), np.ones((k, 1), np.float32)) == \
+        ("matvec-dot", (5, 1, k))

@@ -166,12 +166,12 @@ def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
 
 
-def test_a_device_of_the_same_architecture_takes_its_entries_until_one_names_it(
+def test_a_device_of_the_same_architecture_takes_its_entries_under_its_own(
         queue, tmp_path, monkeypatch):
-    """A device no database names (an H100 SXM beside the shipped H200's) takes the entries
-    and thresholds of a shipped database of its architecture, and says whose they are; a
-    database of another architecture, or none, is not taken; once a database names this
-    device (the user's first tune), only that one counts."""
+    """A device no shipped database names (an H100 SXM beside the shipped H200's) takes the
+    entries and thresholds of a shipped database of its architecture, and says whose they
+    are; a database of another architecture, or none, is not taken; the user's own tunes go
+    over them shape by shape; a shipped database that names the device takes their place."""
     from clgemm import device as devmod
     dev, arch = queue.device, "NVIDIA sm_90, 132 compute units"
     p2 = {"TS": 16}
@@ -179,7 +179,8 @@ def test_a_device_of_the_same_architecture_takes_its_entries_until_one_names_it(
         f = tmp_path / f"{name}.json"
         f.write_text(json.dumps({"schema": 1, "device": f"{name} | 1.0", "architecture": architecture,
                                  "thresholds": {"tile_waste": waste},
-                                 "entries": {"2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0}}}}))
+                                 "entries": {"2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0},
+                                                   "500x500x500": {"params": {"TS": ts}, "gflops": 3.0}}}}))
         return f
     alike, other = shipped("Sibling", arch, 16, 1.25), shipped("Other", "NVIDIA sm_80, 108 compute units", 8, 1.75)
     nameless = tmp_path / "nameless.json"           # no architecture field: never taken
@@ -205,10 +206,26 @@ def test_a_device_of_the_same_architecture_takes_its_entries_until_one_names_it(
     a = np.random.default_rng(2).random((90, 90), dtype=np.float32)
     np.testing.assert_allclose(clgemm.gemm(queue, a, a, kernel="2"), a.astype(np.float64) @ a,
                                rtol=1e-5)
-    # the user's own tune names this device: the sibling's entries and thresholds are gone
+    # the user's own tunes go over the sibling's entries shape by shape; the rest of them,
+    # and its thresholds, stay (a first tune that dropped them all put every other shape
+    # back to the defaults)
     db.record_best(dev, "2", 300, 300, 300, {"TS": 8}, 5.0)
-    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    db.record_best(dev, "2", 100, 100, 100, {"TS": 4}, 5.0)
+    plan = GemmPlan(queue, "2", shape=(300, 300, 300))
     assert (plan.params, plan.tuned_at, plan.tuned_on) == ({"TS": 8}, "300x300x300", None)
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert (plan.params, plan.tuned_at, plan.tuned_on) == ({"TS": 4}, "100x100x100", None)
+    assert db.thresholds(dev)["tile_waste"] == 1.25
+    assert db.entries_for(dev)["2"]["500x500x500"]["tuned_on"] == "Sibling | 1.0"
+    # a shipped database of this device's own name takes the place of the sibling's
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"schema": 1, "device": db.device_key(dev), "entries": {
+        "2": {"50x50x50": {"params": {"TS": 32}, "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [alike, own])
+    entries = db.entries_for(dev)["2"]
+    assert {s: e["params"]["TS"] for s, e in entries.items()} == {
+        "50x50x50": 32, "100x100x100": 4, "300x300x300": 8}
+    assert all("tuned_on" not in e for e in entries.values())
     assert "tile_waste" not in db.thresholds(dev)
 
 
@@ -246,13 +263,17 @@ def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
     shipped.write_text(json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
         "matvec-sweep": {"1x512x512": {"params": {"CV": 256, "LANES": 32, "UNROLL": 8},
                                        "gflops": 9.0}},
-        "tiled": {"64x64x64": {"params": {"TS": 4}, "gflops": 2.0}}}}))
+        "2": {"64x64x64": {"params": {"TS": 8}, "gflops": 2.0}},
+        "tiled": {"64x64x64": {"params": {"TS": 4}, "gflops": 2.0},
+                  "128x128x128": {"params": {"TS": 16}, "gflops": 2.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [shipped, tmp_path / "none.json"])
     assert kernels.get("matvec-sweep", "matvec").violations({"CV": 256, "LANES": 32}, queue.device)
     with pytest.warns(db.DataWarning, match=f"{shipped}: .*kernel matvec-sweep at 1x512x512 skipped"):
         assert clgemm.Plan(queue, 1, 512, 512).describe()["params_source"] == "defaults"
-    plan = GemmPlan(queue, "2", shape=(64, 64, 64))
-    assert (plan.source, plan.params) == ("tuned", {"TS": 4})
+    # one under its key is never shadowed by one under its name (the file is written with
+    # sorted keys, "2" before "tiled": a tune's new entry lost to an old hand-filed one)
+    assert {s: e["params"]["TS"] for s, e in db.entries_for(queue.device)["2"].items()} == {
+        "64x64x64": 8, "128x128x128": 16}
 
 
 # ------------------------------------------------------------ waves: untuned shapes

@@ -202,14 +202,29 @@ def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, 
 
 def test_a_short_tune_never_records_slower_than_what_gemm_had(queue):
     """Planted: this device's defaults, what gemm() launched at the shape, are the fastest,
-    but a budget of one measures only the registry's GPU defaults first. The defaults are
-    timed beside the one measured, and it is they that the database records (a budget of
-    one on pocl recorded a configuration at 0.4x them)."""
+    but a budget of one measures only the registry's GPU defaults. The defaults are timed
+    beside it, unchecked: the database is left as it was, so gemm() keeps them (a budget of
+    one on pocl recorded a configuration at 0.4x them). With a budget that checks them
+    too, they are what the database records."""
     mine = kernels.get("5").defaults_for(queue.device)
     assert mine != kernels.get("5").defaults       # the CPU device's own, on pocl
-    res = tune("5", 64, 64, 64, strategy="random", budget=1, workers=1,
-               evaluator="tests.evaluators:DefaultsFastest")
+    opts = dict(strategy="random", workers=1, evaluator="tests.evaluators:DefaultsFastest")
+    res = tune("5", 64, 64, 64, budget=1, **opts)
     assert [r["params"] for r in res.records] == [kernels.get("5").defaults]
-    assert res.best["params"] == mine
-    assert res.references["defaults"]["gflops"] == res.best["gflops"]
-    assert db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)
+    assert res.references["defaults"]["gflops"] > res.best["gflops"]
+    assert res.db is None and "the database is left as it was" in res.note
+    assert db.lookup(queue.device, "5", 64, 64, 64) is None
+    res = tune("5", 64, 64, 64, budget=2, **opts)   # the warm start's next: the defaults
+    assert res.best["params"] == mine and db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)
+
+
+def test_a_reference_wrong_here_is_never_recorded(queue):
+    """Planted: this device's defaults compute a wrong product here, and time 10x faster
+    for it. They are timed beside the finalists (for the closing table), but the search
+    found them wrong: the winner is a checked configuration."""
+    mine = kernels.get("5").defaults_for(queue.device)
+    res = tune("5", 64, 64, 64, strategy="random", budget=4, workers=1,
+               evaluator="tests.evaluators:DefaultsWrongAndFast")
+    assert {r["status"] for r in res.records if r["params"] == mine} == {"wrong"}
+    assert res.best["params"] != mine and not res.kept
+    assert db.lookup(queue.device, "5", 64, 64, 64)[1] == res.best["params"]

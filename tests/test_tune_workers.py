@@ -46,7 +46,8 @@ def test_more_workers_than_the_host_holds_are_refused_before_any_starts(home, mo
     says how many this host holds."""
     from clgemm import pool
     monkeypatch.setattr(pool, "host_available", lambda: 40 * pool.WORKER_BASE_BYTES)
-    with pytest.raises(ValueError, match=r"1000 workers need about .* holds 29 at 32x32x32: "
+    with pytest.raises(ValueError, match=r"1000 workers do not fit at 32x32x32: at most 29 fit "
+                                         r"in the host's .* a worker: its OpenCL context.*"
                                          r"give --workers 29 or fewer"):
         tune("2", 32, 32, 32, strategy="random", budget=2, workers=1000)
     assert not db.log_path(device.select(), "2", 32, 32, 32).exists()

@@ -57,6 +57,12 @@ def test_a_second_identical_tune_refuses_at_once(home):
                          strategy="random", budget=2, workers=1, evaluator=SYN, update_db=False)
         assert [len(r.records) for r in many] == [2, 0, 2]
         assert many[1].best is None and "another process is tuning" in many[1].no_winner_reason()
+        assert many[1].summary()["log"] == str(db.log_path(device.select(), "5", 64, 64, 64))
+        rates = home / "rates.jsonl"          # gpu_job.sh tune-rate's summary reads them all
+        rates.write_text("".join(json.dumps(r.summary()) + "\n" for r in many))
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "job_summary.py"), "tune-rate",
+                            str(rates)], capture_output=True, text=True)
+        assert r.returncode == 0 and "skipped: another tune" in r.stdout, r.stderr
         r = CliRunner().invoke(main, ["tune", "--kernel", "5", "--shapes", "64x64x68,64x64x64",
                                       "--budget", "2", "--workers", "1"])
         assert r.exit_code == 1 and "skipped: another tune" in r.output, r.output
@@ -206,6 +212,10 @@ def test_the_default_worker_count_is_every_core_memory_allows(queue, monkeypatch
     assert pool.default_workers(queue.device, 4096, 4096, 4096) == 3
     monkeypatch.setattr(pool, "host_available", lambda: 1)
     assert pool.default_workers(queue.device, 64, 64, 64) == 1
+    # a GPU's memory bounds the count where the host does not say what it has
+    monkeypatch.setattr(pool, "host_available", lambda: None)
+    gpu = types.SimpleNamespace(type=cl.device_type.GPU, global_mem_size=2 << 30)
+    assert pool.default_workers(gpu, 8192, 8192, 8192) == 2     # 0.75 GiB of operands each
     monkeypatch.setattr(pool, "host_available", lambda: 1 << 50)
     monkeypatch.setattr(pool, "cores", lambda: 3)
     res = tune("5", 64, 64, 64, strategy="random", budget=3, evaluator=SYN, update_db=False)
