@@ -163,21 +163,23 @@ def _load(path: Path) -> dict:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored ({why})",
                               DataWarning, stacklevel=3)
                 continue
-            if key != kern.key and shape in out.get(kern.key, {}):
-                continue    # filed under the kernel's name: never over one under its key
-            key = kern.key                  # (a tune writes the key: a name's entry shadowed it)
-            out.setdefault(key, {})[shape] = {"params": params, "gflops": float(entry["gflops"]),
-                                              "shape": dims, "file": str(path)}
+            # an entry filed under the kernel's name counts, but never over one under its
+            # key, which a tune writes (the name's entry shadowed a new tune)
+            into = out.setdefault(kern.key, {})
+            if key != kern.key and shape in into:
+                continue
+            into[shape] = {"params": params, "gflops": float(entry["gflops"]), "shape": dims,
+                           "file": str(path)}
             splits = entry.get("splits")
             if _count(splits) and splits <= MAX_SPLITS:
-                out[key][shape]["splits"] = splits
+                into[shape]["splits"] = splits
             elif splits is not None:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: splits {splits!r} "
                               f"ignored (want an integer from 1 to {MAX_SPLITS})", DataWarning,
                               stacklevel=3)
             resident = entry.get("resident")
             if _valid_residents(resident):
-                out[key][shape]["resident"] = dict(resident)
+                into[shape]["resident"] = dict(resident)
             elif resident is not None:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r}: resident {resident!r} "
                               f"ignored (want {{\"checked\": n, \"exact\": n}}, n >= 1)",
@@ -309,7 +311,7 @@ def entries_for(dev: cl.Device) -> dict:
         docs.append((path, device))
     exact = [p for p, d in docs if d == key or d is None]
     if not any(d == key for _, d in docs):
-        exact += [p for p, d in docs if isinstance(d, str) and _name(d) == _name(key)]
+        exact += [p for p, d in docs if _names(d, key)]
     merged: dict = {}
     for path, doc in _alike(dev, shipped, docs, key).items():
         for k, shapes in _load(path).items():
@@ -323,9 +325,14 @@ def entries_for(dev: cl.Device) -> dict:
     return merged
 
 
-def _name(device: str) -> str:
+def device_name(device: str) -> str:
     """The device name of a database's "device" field ("name | driver")."""
     return device.split(" | ")[0]
+
+
+def _names(device: object, key: str) -> bool:
+    """Whether a database's "device" field names the device of `key` (any driver)."""
+    return isinstance(device, str) and device_name(device) == device_name(key)
 
 
 def _alike(dev: cl.Device, shipped: Sequence[Path], docs: Sequence[tuple[Path, object]],
@@ -335,8 +342,7 @@ def _alike(dev: cl.Device, shipped: Sequence[Path], docs: Sequence[tuple[Path, o
     field)) names this device (`key`)."""
     arch = devmod.architecture(dev)
     out: dict[Path, dict] = {}
-    if arch is None or any(p in shipped and isinstance(d, str) and _name(d) == _name(key)
-                           for p, d in docs):
+    if arch is None or any(p in shipped and _names(d, key) for p, d in docs):
         return out
     for path in shipped:
         try:
@@ -369,7 +375,7 @@ def thresholds(dev: cl.Device,
             continue                     # entries_for warns about it
         device = doc.get("device") if isinstance(doc, dict) else None
         devices.append((path, device))
-        if isinstance(device, str) and _name(device) == _name(key):
+        if _names(device, key):
             named.append((path, doc))    # entries_for warns about a missing device
     # as entries_for: a device of the same architecture's under this device's own
     named = list(_alike(dev, shipped, devices, key).items()) + named

@@ -264,8 +264,8 @@ def test_entry_beyond_the_device_is_passed_over(queue, tmp_path, monkeypatch):
         "matvec-sweep": {"1x512x512": {"params": {"CV": 256, "LANES": 32, "UNROLL": 8},
                                        "gflops": 9.0}},
         "2": {"64x64x64": {"params": {"TS": 8}, "gflops": 2.0}},
-        "tiled": {"64x64x64": {"params": {"TS": 4}, "gflops": 2.0},
-                  "128x128x128": {"params": {"TS": 16}, "gflops": 2.0}}}}))
+        "tiled": {"128x128x128": {"params": {"TS": 16}, "gflops": 2.0},
+                  "64x64x64": {"params": {"TS": 4}, "gflops": 2.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [shipped, tmp_path / "none.json"])
     assert kernels.get("matvec-sweep", "matvec").violations({"CV": 256, "LANES": 32}, queue.device)
     with pytest.warns(db.DataWarning, match=f"{shipped}: .*kernel matvec-sweep at 1x512x512 skipped"):
