@@ -165,7 +165,7 @@ def tune_table(results):
         before = refs.get("before")
         where = (f"tuned at {before['tuned_at']}" if before else "the defaults")
         if before and before.get("tuned_on"):
-            where += f" on {before['tuned_on'].split(' | ')[0]}"
+            where += f" on {db.device_name(before['tuned_on'])}"
         table.add_row(res.kernel, db.shape_key(*res.shape), str(len(res.records)),
                       f"{best['gflops']:.0f}" if best else "none",
                       ratio(best, refs.get("defaults")),
@@ -212,7 +212,7 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
     ps = " ".join(f"{a}={b}" for a, b in r["params"].items())
     base, _, given = r["params_source"].partition("+")
     sibling = f"kernel {r['tuned_kernel']} on " if r["tuned_kernel"] not in (None, r["kernel"]) else ""
-    device = f"{r['tuned_on'].split(' | ')[0]} (the same architecture)" if r.get("tuned_on") \
+    device = f"{db.device_name(r['tuned_on'])} (the same architecture)" if r.get("tuned_on") \
         else "this device"
     src = {"tuned": f"tuned for {sibling}{device} at {r['tuned_at']}", "defaults": "registry defaults",
            "given": "as given"}[base] + (", some as given" if given else "")

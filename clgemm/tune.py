@@ -294,7 +294,7 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
         # timed in the split stage's rounds, as the winner's figure is, where the stage ran
         # it as gemm() launches it; else beside the finalists; else as searched
         staged = next((r for r in stage if r["status"] == "ok" and r.get("unaided")
-                       and r["params"] == ref["params"] and "splits" not in ref), None)
+                       and r["params"] == ref["params"]), None)
         timed[role] = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
         references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
     # what gemm() launched here before stays where nothing measured beat it (a budget of

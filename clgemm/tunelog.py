@@ -100,11 +100,11 @@ class TuneLog:
             self._owner.write_text(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
             if fresh and self.path.exists():
                 store.move_aside(self.path)
-            last = {tuple(sorted(r["params"].items())): r for r in read_log(self.path, self.kern)}
-            again = [r for r in last.values() if r["status"] == "timeout" and timeout is not None
-                     and r.get("timeout_s", 0) < timeout]
-            self.records = [r for r in last.values() if r not in again]
-            self.retry = [r["params"] for r in again]
+            last = {key(r["params"]): r for r in read_log(self.path, self.kern)}.values()
+            again = [r["status"] == "timeout" and timeout is not None
+                     and r.get("timeout_s", 0) < timeout for r in last]
+            self.records = [r for r, a in zip(last, again) if not a]
+            self.retry = [r["params"] for r, a in zip(last, again) if a]
         except BaseException:
             self.close()
             raise
