@@ -307,15 +307,21 @@ def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, 
                                    f"{record.ENV}=1 first")
         return jobs
     if shapes is not None:
-        jobs = []
-        for text in shapes.split(","):
-            dims = db.parse_shape(text.strip())
-            if dims is None:
-                raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
-                                         param_hint="--shapes")
-            jobs.append((kernel.key, *dims))
-        return list(dict.fromkeys(jobs))
+        return [(kernel.key, *dims) for dims in _shape_list(shapes)]
     return [(kernel.key, m or size, n or size, k or size)]
+
+
+def _shape_list(text: str) -> list[tuple[int, int, int]]:
+    """--shapes of tune and bench: MxNxK,... (spaces around the commas allowed), each shape
+    once, in the order given."""
+    dims = []
+    for part in text.split(","):
+        shape = db.parse_shape(part.strip())
+        if shape is None:
+            raise click.BadParameter(f"{part.strip()!r} is not MxNxK with positive integers",
+                                     param_hint="--shapes")
+        dims.append(shape)
+    return list(dict.fromkeys(dims))
 
 
 def _kernel_list(text: str) -> list[str]:
@@ -372,12 +378,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     queue = _queue(device_spec)
     keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
     shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes is not None else [])]
-    for text in shapes.split(",") if shapes is not None else []:
-        dims = db.parse_shape(text)
-        if dims is None:
-            raise click.BadParameter(f"{text!r} is not MxNxK with positive integers",
-                                     param_hint="--shapes")
-        shape_list.append(dims)
+    shape_list += _shape_list(shapes) if shapes is not None else []
     left_out = []
     if sizes is None and shapes is None:
         shape_list, left_out = benchmod.default_shapes(queue.device)

@@ -421,3 +421,23 @@ def test_a_parameter_given_twice_is_refused(cmd):
     r = invoke(*cmd, "--size", "8", "--param", "TS=4", "--param", " TS=8")
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "TS is given twice" in r.output
+
+
+def test_bench_and_tune_read_shapes_alike(monkeypatch, tmp_path):
+    """One parser serves both commands' --shapes: spaces around the commas are allowed and a
+    shape given twice is measured once (bench used to refuse ' 8x8x8')."""
+    from clgemm import bench as benchmod
+    seen = {}
+
+    def fake_bench(queue, kernels, shapes, *a, **kw):
+        seen["shapes"] = list(shapes)
+        raise SystemExit(0)
+    monkeypatch.setattr(benchmod, "bench", fake_bench)
+    r = invoke("bench", "--against", "none", "--out", str(tmp_path),
+               "--shapes", "8x8x8, 3x5x7 ,8x8x8")
+    assert r.exit_code == 0, r.output
+    assert seen["shapes"] == [(8, 8, 8), (3, 5, 7)]
+    from clgemm import cli
+    assert cli._shape_list("8x8x8, 3x5x7 ,8x8x8") == [(8, 8, 8), (3, 5, 7)]
+    r = invoke("tune", "--kernel", "2", "--shapes", "8x8x8, 0x5x7")
+    assert r.exit_code == 2 and "'0x5x7' is not MxNxK" in r.output, r.output
