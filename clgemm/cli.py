@@ -201,7 +201,8 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
               help="evaluations per shape, resumed ones included")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None,
               help="seconds for the search, for all shapes together: no evaluation starts "
-                   "after it, those under way finish (each within --timeout)")
+                   "after it, the one timing on the device finishes (within --timeout) and "
+                   "those still compiling are stopped")
 @click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
               help="timed launches per configuration")
 @click.option("--workers", type=click.IntRange(min=1), default=None,

@@ -196,6 +196,16 @@ class _Sweep:
         self.progress()
         while True:
             out_of_time = self.time_limit is not None and time.time() - self.t0 >= self.time_limit
+            if out_of_time:
+                # past the limit only the evaluation on the device finishes: the others
+                # (queued, compiling, or compiled and waiting for the device) would each
+                # take up to --timeout more; they are stopped, not recorded, and a rerun
+                # proposes them again
+                for wid, slot in enumerate(slots):
+                    if slot.task is not None and slot.phase != "run":
+                        release(wid)
+                        slot.task, slot.phase = None, "idle"
+                        workers.replace(wid)
             for slot in slots:                      # hand out work
                 if slot.task is not None or out_of_time or self.proposer.exhausted:
                     continue

@@ -220,3 +220,11 @@ class DefaultsWrongAndFast(DefaultsFastest):
                        ms_median=rec["ms_median"] / 5, ms_min=rec["ms_min"] / 5,
                        ms_max=rec["ms_max"] / 5)
         return rec
+
+
+class SlowCompile(Synthetic):
+    """Synthetic, but every compile takes 20 s: a time limit falls while they run."""
+
+    def compile(self, params):
+        time.sleep(20)
+        return dict(params)

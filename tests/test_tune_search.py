@@ -86,6 +86,17 @@ def test_time_limit_stops_the_sweep():
     assert 0 < len(res.records) < 200 and time.time() - t0 < 30
 
 
+def test_time_limit_stops_the_compiles_under_way():
+    """Past --time-limit only an evaluation already timing on the device finishes: compiles
+    under way (20 s each here) are stopped and not recorded, instead of each running up to
+    --timeout past the limit."""
+    t0 = time.time()
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, time_limit=1, workers=2,
+               timeout=60, evaluator="tests.evaluators:SlowCompile", update_db=False)
+    assert time.time() - t0 < 15
+    assert res.stopped_by == "time limit" and res.records == [] and res.best is None
+
+
 def test_tune_cli_json_and_table():
     r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
                                   "--repeat", "2", "--json"])
