@@ -228,3 +228,10 @@ class SlowCompile(Synthetic):
     def compile(self, params):
         time.sleep(20)
         return dict(params)
+
+
+class CutoffSpy(Synthetic):
+    """Synthetic, each record also keeping the cutoff its timing was given."""
+
+    def measure(self, params, cutoff_ms=None):
+        return {**super().measure(params, cutoff_ms), "cutoff_ms": cutoff_ms}

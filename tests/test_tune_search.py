@@ -97,6 +97,26 @@ def test_time_limit_stops_the_compiles_under_way():
     assert res.stopped_by == "time limit" and res.records == [] and res.best is None
 
 
+def test_a_resumed_record_timed_impossibly_fast_sets_no_cutoff():
+    """The cutoff that gives a slow configuration a single timed run comes from this run's
+    measurements: a resumed record 1000x faster than anything (another build, an edited log)
+    used to set it for every new configuration."""
+    first = tune("5", 64, 64, 64, strategy="random", budget=2, workers=1, seed=1,
+                 evaluator="tests.evaluators:CutoffSpy", update_db=False)
+    log = first.log
+    lines = open(log).read().splitlines()
+    forged = json.loads(lines[-1])
+    forged["ms_median"] /= 1000
+    forged["gflops"] *= 1000
+    open(log, "a").write(json.dumps(forged) + "\n")
+    res = tune("5", 64, 64, 64, strategy="random", budget=8, workers=1, seed=1,
+               evaluator="tests.evaluators:CutoffSpy", update_db=False)
+    new = [r for r in res.records if "cutoff_ms" in r][2:]
+    assert len(new) == 6
+    real = min(r["ms_median"] for r in new)
+    assert all(r["cutoff_ms"] is None or r["cutoff_ms"] >= real for r in new), new
+
+
 def test_tune_cli_json_and_table():
     r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "20", "--workers", "1",
                                   "--repeat", "2", "--json"])
