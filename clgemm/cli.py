@@ -258,7 +258,7 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         raise SystemExit(130) from None
     if export_t4:
         res = results[0]
-        doc = to_t4(res.records, {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
+        doc = to_t4(res.exported(), {"tool": "clgemm", "device": res.device, "kernel": res.kernel,
                                   "kernel_name": kernels.tunable(res.kernel).name, "m": res.shape[0],
                                   "n": res.shape[1], "k": res.shape[2], "log": res.log})
         _export(Path(export_t4), doc)

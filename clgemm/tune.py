@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing
+from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing, tunelog
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
@@ -90,6 +90,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                 if workers_pool is not None:
                     workers_pool.stop()
         res.note = " ".join(filter(None, (note, res.kept)))
+        done = {tunelog.key(r["params"]) for r in res.records}
+        res.unretried = [r for r in log.retried if tunelog.key(r["params"]) not in done]
         if res.best is not None and update_db and not res.kept:
             extra = {"ms_median": res.best["ms_median"], "date": time.strftime("%Y-%m-%d"),
                      "strategy": name, "evaluated": len(res.records)}

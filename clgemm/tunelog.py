@@ -86,6 +86,7 @@ class TuneLog:
         self._owner = Path(str(self._lock.lock_file) + ".owner")
         self.records: list[dict] = []
         self.retry: list[dict] = []     # resumed timeouts measured again, first
+        self.retried: list[dict] = []   # their records, exported until measured again
         self.resumed = 0
 
     def open(self, fresh: bool = False, timeout: float | None = None) -> TuneLog:
@@ -104,7 +105,8 @@ class TuneLog:
             again = [r["status"] == "timeout" and timeout is not None
                      and r.get("timeout_s", 0) < timeout for r in last]
             self.records = [r for r, a in zip(last, again) if not a]
-            self.retry = [r["params"] for r, a in zip(last, again) if a]
+            self.retried = [r for r, a in zip(last, again) if a]
+            self.retry = [r["params"] for r in self.retried]
         except BaseException:
             self.close()
             raise
@@ -191,6 +193,14 @@ class Result:
     stopped_by: str = ""            # budget | space | time limit
     note: str = ""                  # what the user should know (a fallback, say)
     kept: str = ""                  # why the database was left as it was, despite a winner
+    # resumed timeouts this run was to measure again and did not (it stopped first): their
+    # old records, which the T4 export keeps
+    unretried: list[dict] = field(default_factory=list)
+
+    def exported(self) -> list[dict]:
+        """Every configuration's last record, for --export-t4: this run's, and the old
+        record of a timeout it was to retry and did not."""
+        return self.records + self.unretried
 
     @property
     def throughput(self) -> float:

@@ -246,3 +246,27 @@ def test_a_late_answer_is_not_taken_for_the_next_task():
                                                 join=lambda t=None: None), tasks=queue_mod.Queue())
     assert _ask([slot], Inbox(), ("splits", -3, {}), 5.0) == {"records": ["for finalist 2"]}
     assert _ask([slot], Inbox(), ("splits", -4, {}), 1.0) is None
+
+
+def test_a_timeout_not_yet_retried_stays_in_the_export(home, tmp_path):
+    """A rerun with a longer --timeout that stops before measuring a resumed timeout again
+    (here a time limit of 0) still exports its record: --export-t4 used to leave it out
+    until it was measured again."""
+    from click.testing import CliRunner
+
+    from clgemm.cli import main
+    opts = dict(strategy="grid", workers=1, repeat=2, evaluator="tests.evaluators:SlowSixteen",
+                update_db=False)
+    assert statuses(tune("2", 32, 32, 32, timeout=2, **opts))[16] == "timeout"
+    stopped = tune("2", 32, 32, 32, timeout=20, time_limit=0, **opts)
+    assert stopped.evaluated_now == 0 and 16 not in statuses(stopped)
+    assert [r["params"]["TS"] for r in stopped.unretried] == [16]
+    assert sorted(r["params"]["TS"] for r in stopped.exported()) == [4, 8, 16, 32]
+    out = tmp_path / "t4.json"
+    r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "32", "--workers", "1",
+                                  "--timeout", "20", "--time-limit", "0",
+                                  "--export-t4", str(out)])
+    assert r.exit_code in (0, 1), r.output
+    doc = json.loads(out.read_text())
+    assert sorted(x["configuration"]["TS"] for x in doc["results"]) == [4, 8, 16, 32]
+    assert [x["invalidity"] for x in doc["results"] if x["configuration"]["TS"] == 16] == ["timeout"]
