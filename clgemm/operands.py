@@ -116,6 +116,20 @@ def base_align(device: cl.Device) -> int:
     return math.lcm(max(1, device.mem_base_addr_align // 32), 4)
 
 
+def root(buf) -> tuple[cl.Buffer, int]:
+    """(the buffer that `buf` is a sub-buffer of, or buf itself; buf's byte offset in it).
+    OpenCL makes no sub-buffer of a sub-buffer, and two Arrays over sub-buffers of one
+    buffer share memory that their own buffer objects do not show."""
+    b = buf if isinstance(buf, cl.Buffer) else cl.Buffer.from_int_ptr(buf.int_ptr)
+    try:
+        parent = b.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT)
+        if parent is not None:
+            return cl.Buffer.from_int_ptr(parent.int_ptr), b.get_info(cl.mem_info.OFFSET)
+    except cl.Error:
+        pass
+    return b, 0
+
+
 def device_view(x: cla.Array, name: str, align: int) -> View:
     """x as a View. A dense array at the start of its buffer is taken as it is; any other
     Array gets a sub-buffer of its own (under 1 us on pocl), starting at the multiple of
@@ -130,10 +144,9 @@ def device_view(x: cla.Array, name: str, align: int) -> View:
     off = x.offset // 4
     if not off and ld == cols:
         return View(Matrix(x.base_data, rows, cols, ld), t)
+    base, start = root(x.base_data)          # a sub-buffer's block: one of its parent's
+    off += start // 4
     res = off % align
-    base = x.base_data
-    if not isinstance(base, cl.Buffer):       # a pool's buffer has no get_sub_region
-        base = cl.Buffer.from_int_ptr(base.int_ptr)
     sub = base.get_sub_region(4 * (off - res), 4 * (res + (rows - 1) * ld + cols))
     return View(Matrix(sub, rows, cols, ld, res), t)
 
@@ -145,15 +158,19 @@ def overlaps(x, y) -> bool:
     such blocks are compared exactly, whatever their leading dimensions."""
     if not (isinstance(x, cla.Array) and isinstance(y, cla.Array)) or 0 in (x.size, y.size):
         return False
-    if x.base_data.int_ptr != y.base_data.int_ptr:
-        return False
+    starts = (0, 0)
+    if x.base_data.int_ptr != y.base_data.int_ptr:   # sub-buffers of one buffer may meet
+        (rx, sx), (ry, sy) = root(x.base_data), root(y.base_data)
+        if rx.int_ptr != ry.int_ptr:
+            return False
+        starts = (sx, sy)
     spans = []
-    for v in (x, y):
+    for v, start in zip((x, y), starts):
         t, ld = memory_layout(v, "an operand")      # checked before: does not raise
         rows, cols = (v.shape[1], v.shape[0]) if t else v.shape
         if rows == 1 or ld == cols:                  # one run of floats
             rows, cols, ld = 1, (rows - 1) * ld + cols, 0
-        spans.append((v.offset // 4, rows, cols, ld))
+        spans.append(((start + v.offset) // 4, rows, cols, ld))
     (o1, r1, c1, l1), (o2, r2, c2, l2) = sorted(spans, key=lambda s: s[1])
     if r1 == 1 or l1 == l2:      # one lattice of rows: row j of the second less row i of the
         return _rows_meet(o2 - o1, c1, c2, l2, r1, r2)    # first, t = j - i, meet

@@ -210,6 +210,38 @@ def test_c_overlapping_a_or_b_is_refused(queue, rng):
     assert close(big.get()[60:85, 10:29], want, 1)
 
 
+def test_arrays_over_sub_buffers_of_one_buffer(queue, rng):
+    """Arrays that live in OpenCL sub-buffers (their own buffer objects over one parent's
+    memory): c over the memory of a is refused (it ran and gave a wrong product), c in a part
+    of the parent apart from a and b is taken; a block of such an Array (which needs a
+    sub-buffer of its own: OpenCL makes none of a sub-buffer) is read and written where it
+    lies in the parent (clCreateSubBuffer failed)."""
+    n, at = 24, aligned(queue)
+    parent = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * (at + 3 * n * n))
+    whole = cla.Array(queue, (at + 3 * n * n,), F32, data=parent)
+    whole.set(np.full(at + 3 * n * n, np.nan, F32))
+    part = [cla.Array(queue, (n, n), F32, data=parent.get_sub_region(4 * (at + i * n * n), 4 * n * n))
+            for i in range(3)]
+    ha, hb = rand(rng, n, n), rand(rng, n, n)
+    part[0].set(ha)
+    part[1].set(hb)
+    twin = cla.Array(queue, (n, n), F32, data=parent.get_sub_region(4 * at, 4 * n * n))
+    with pytest.raises(ValueError, match="c shares its buffer"):
+        clgemm.gemm(queue, part[0], part[1], twin)
+    with pytest.raises(ValueError, match="c overlaps a or b"):
+        clgemm.gemm(queue, part[0][2:9, 1:7], part[1][0:6, 3:12], twin[4:11, 0:9])
+    assert close(clgemm.gemm(queue, part[0], part[1], part[2]).get(), verify.reference(ha, hb), n)
+    part[2].set(np.full((n, n), np.nan, F32))
+    c = part[2][3:10, 5:14]
+    clgemm.gemm(queue, part[0][2:9, 1:7], part[1][0:6, 3:12], c)
+    got = part[2].get()
+    assert close(got[3:10, 5:14], verify.reference(ha[2:9, 1:7], hb[0:6, 3:12]), 6)
+    got[3:10, 5:14] = np.nan
+    assert np.isnan(got).all()                       # nothing else of the parent written
+    out = clgemm.gemm(queue, part[0][1:20, 2:15], part[1][3:16, 0:11])
+    assert close(out.get(), verify.reference(ha[1:20, 2:15], hb[3:16, 0:11]), 13)
+
+
 def test_overlap_is_exact_for_blocks_of_any_leading_dimension(queue):
     """operands.overlaps against the sets of elements two views of one buffer cover:
     blocks (transposed or not) at random offsets and leading dimensions, single rows and
