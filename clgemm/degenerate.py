@@ -17,7 +17,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import events, operands
-from .cache import memory_pool
+from .cache import checked, memory_pool
 from .operands import F32
 
 
@@ -26,6 +26,9 @@ def result(queue: cl.CommandQueue, a, b, c, beta: float, m: int, n: int, allocat
     """op(a) @ op(b) with m, n or k zero (gemm() has checked the operands): c, scaled by
     beta, when given (in place), else zeros of m x n, an Array when any operand is one."""
     device = any(isinstance(x, cla.Array) for x in (a, b, c))
+    # a caller's allocator is checked as a plan checks it: a buffer too small was filled
+    # past its end (heap corruption on pocl), one of another context failed at .get()
+    alloc = memory_pool(queue) if allocator is None else checked(allocator, queue.context)
     if c is not None:
         if isinstance(c, np.ndarray):
             c[...] = 0.0 if beta == 0.0 else beta * c
@@ -33,13 +36,12 @@ def result(queue: cl.CommandQueue, a, b, c, beta: float, m: int, n: int, allocat
             if c.offset or not c.flags.forc:
                 # a block of a larger matrix, which pyopencl's fill and *= do not take: the
                 # k = 1 product of zeros leaves the same beta * C (never reading c at beta 0)
-                zeros = [cla.zeros(queue, shape, F32, allocator=allocator or memory_pool(queue))
-                         for shape in ((m, 1), (1, n))]
-                return product(queue, *zeros, c, alpha=0.0, beta=beta)
+                zeros = [cla.zeros(queue, shape, F32, allocator=alloc) for shape in ((m, 1), (1, n))]
+                return product(queue, *zeros, c, alpha=0.0, beta=beta, allocator=allocator)
             _scale(queue, c, beta)
         return c
     if device:
-        out = cla.empty(queue, (m, n), F32, allocator=allocator or memory_pool(queue))
+        out = cla.empty(queue, (m, n), F32, allocator=alloc)
         if out.size:
             out.fill(0.0)
         return out

@@ -380,6 +380,17 @@ def test_an_allocators_buffers_are_checked(queue, rng):
     c = clgemm.gemm(queue, a, b, allocator=pool)
     ha, hb = a.get(), b.get()
     assert verify.passes(c.get(), verify.reference(ha, hb), 64, ha, hb)
+    # k = 0, where no plan is made: the same checks (the zeros were written past the end of
+    # the small buffer, and the process aborted at free())
+    empty_a, empty_b = cla.zeros(queue, (64, 0), np.float32), cla.zeros(queue, (0, 64), np.float32)
+    with pytest.raises(ValueError, match=r"the allocator returned \d+ bytes where 16384 were asked"):
+        clgemm.gemm(queue, empty_a, empty_b, allocator=small)
+    with pytest.raises(ValueError, match="a buffer of another context"):
+        clgemm.gemm(queue, empty_a, empty_b, allocator=elsewhere)
+    big = cla.to_device(queue, np.full((80, 80), np.nan, np.float32))
+    with pytest.raises(ValueError, match="the allocator returned"):   # a block of c, scaled
+        clgemm.gemm(queue, empty_a, empty_b, big[1:65, 2:66], beta=0.5, allocator=small)
+    assert not clgemm.gemm(queue, empty_a, empty_b, allocator=pool).get().any()
 
 
 def test_a_plan_made_by_hand_records_its_shape_too(queue, rng, monkeypatch):
