@@ -70,6 +70,11 @@ def select(spec: str | None = None) -> cl.Device:
     Without a spec: PYOPENCL_CTX if set, else the first GPU across all platforms, else the
     first CPU device (pocl). Oclgrind, a simulator, is chosen only when asked for.
     """
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec = str(spec)                     # a platform index, as PYOPENCL_CTX=1 is
+    elif spec is not None and not isinstance(spec, str):
+        raise TypeError(f"the device spec must be a string such as '0:1' or 'H200' (or a "
+                        f"platform index), not {type(spec).__name__}")
     all_ = entries()
     if spec is None or not spec.strip():     # blank (an unset shell variable): no choice made
         spec = os.environ.get("PYOPENCL_CTX", "").strip() or None

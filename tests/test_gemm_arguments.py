@@ -202,6 +202,12 @@ def test_device_selection_errors():
 def test_device_selection_by_index_and_name():
     e = [x for x in device.entries() if "oclgrind" not in x.platform.name.lower()][0]
     assert device.select(e.spec) == e.device
+    # a platform index as an int, as PYOPENCL_CTX=1 gives it (it raised AttributeError)
+    p = int(e.spec.split(":")[0])
+    assert clgemm.select_device(p) == device.select(str(p))
+    for bad in (True, 1.0, ["0"]):
+        with pytest.raises(TypeError, match="device spec must be a string"):
+            clgemm.select_device(bad)
     assert device.select(e.device.name[:6].lower()) is not None
 
 
