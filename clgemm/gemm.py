@@ -420,10 +420,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     result.
     """
     try:
-        # keyed by the operands' shapes as given: only shapes that made a plan are kept
-        key = (queue, a.shape, b.shape, trans_a, trans_b, kernel,
-               None if params is None else tuple(sorted(params.items())),
-               transposed_by, split_k, allocator, guard, db.generation())
+        key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
+                   allocator, guard)
         plan = _plans.get(key)
     except (AttributeError, TypeError):
         plan = None
@@ -436,6 +434,19 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         return plan._call(a, b, c, alpha, beta)
     return _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
                      transposed_by, split_k, allocator, guard)
+
+
+def _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k, allocator,
+         guard) -> tuple:
+    """The plan cache's key: the operands' shapes as given (only shapes that made a plan are
+    kept), the options, and the database's generation. The options' types are in it: 1.0 ==
+    True and 5.0 == 5 hash alike, and a value refused by its check (trans_b=1.0, kernel=5.0)
+    must not find the plan that a valid one made."""
+    return (queue, a.shape, b.shape, trans_a, type(trans_a), trans_b, type(trans_b), kernel,
+            type(kernel), None if params is None else
+            tuple(sorted((name, value, type(value)) for name, value in params.items())),
+            transposed_by, split_k, type(split_k), allocator, guard, type(guard),
+            db.generation())
 
 
 def _check_options(kernel, params, transposed_by, split_k, allocator, guard) -> None:
@@ -481,9 +492,8 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     _stats["misses"] += 1
     db.watch(queue.device)
     try:
-        key = (queue, a.shape, b.shape, trans_a, trans_b, kernel,
-               None if params is None else tuple(sorted(params.items())),
-               transposed_by, split_k, allocator, guard, db.generation())
+        key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
+                   allocator, guard)
     except TypeError:         # unhashable parameters or allocator: not kept
         return plan(a, b, c, alpha=alpha, beta=beta)
     result = plan(a, b, c, alpha=alpha, beta=beta)

@@ -47,6 +47,23 @@ def test_transposes_must_be_bools(queue, bad):
     assert np.array_equal(clgemm.gemm(queue, a, b, trans_b=0), a @ b)
 
 
+@pytest.mark.parametrize("good,bad,exc,words", [
+    (dict(trans_b=True), dict(trans_b=1.0), TypeError, "trans_b must be True or False"),
+    (dict(kernel=5), dict(kernel=5.0), ValueError, "unknown"),
+    (dict(kernel=1), dict(kernel=True), ValueError, "unknown"),
+    (dict(split_k=1), dict(split_k=True), ValueError, "split_k must be"),
+    (dict(guard=True), dict(guard=1.0), TypeError, "guard must be True or False"),
+])
+def test_a_refused_option_is_refused_after_a_valid_equal_one(queue, rng, good, bad, exc, words):
+    """The plan cache is keyed by the options' types too: 1.0 == True and 5.0 == 5 hash
+    alike, and a value its check refuses was taken once a valid equal one had made a plan."""
+    a = cla.to_device(queue, rand(rng, 16, 16))
+    clgemm.gemm(queue, a, a, **good)
+    clgemm.gemm(queue, a, a, **good)
+    with pytest.raises(exc, match=words):
+        clgemm.gemm(queue, a, a, **bad)
+
+
 @pytest.mark.parametrize("as_array", [False, True])
 def test_zero_dimensions_follow_blas(queue, rng, as_array):
     """k = 0 is an empty sum: zeros, or beta * C with c (alpha is not used); m = 0 or
