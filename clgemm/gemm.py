@@ -34,6 +34,7 @@ from .layout import Variant, prepare
 from .operands import F32, F32_MAX
 
 Allocator = Callable[[int], object]
+LAYOUTS_KEPT = 16     # layouts a plan keeps (orders, c or not, blocks' leading dimensions)
 _alloc_lock = threading.Lock()
 # Planning (a new Plan, a new layout of one) and the enqueues of a call run one thread at
 # a time; the rest of a call (checks, keys, the result's Array) runs concurrently. On the
@@ -270,6 +271,12 @@ class Plan:
         if variant is None:
             with _planning:
                 variant = self._lay_out(a, b, c, alpha, beta, bufs, views)
+                if len(self._variants) >= LAYOUTS_KEPT:
+                    # blocks of matrices of ever new leading dimensions each made a layout
+                    # with scratch buffers of its own, none given back; the oldest goes,
+                    # held (cache.bury) until this plan's last launch, which may use it, is done
+                    old = next(iter(self._variants))
+                    cache.bury({old: self._variants.pop(old)}, self._last[:])
             self._variants[key] = variant
         else:
             self.reused += 1

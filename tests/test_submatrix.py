@@ -461,3 +461,25 @@ def test_blocks_on_the_simulator():
     assert p.returncode == 0, p.stderr[-3000:]
     assert og.reports(p.stderr) == [], p.stderr[-3000:]
     assert p.stdout.count(" ok") == len(cases), p.stdout
+
+
+def test_a_plan_keeps_a_bounded_number_of_layouts(queue, rng):
+    """Blocks of matrices of ever new leading dimensions each need a layout of their own,
+    with scratch buffers (here the block of A, copied: its start is not where a sub-buffer
+    can begin): a plan keeps the newest LAYOUTS_KEPT, so what it holds stops growing (60
+    leading dimensions held 60 layouts and their buffers), and each product is still right."""
+    from clgemm.gemm import LAYOUTS_KEPT
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    hb = rand(rng, 40, 40)
+    b = cla.to_device(queue, hb)
+    plan = clgemm.Plan(queue, 40, 40, 40, allocator=pool)
+    held = []
+    for ld in range(41, 41 + 3 * LAYOUTS_KEPT):
+        host = rand(rng, 40, ld)
+        out = plan(cla.to_device(queue, host)[:, 1:41], b)
+        assert close(out.get(), verify.reference(host[:, 1:41], hb), 40)
+        del out
+        queue.finish()
+        held.append((len(plan._variants), pool.active_bytes))
+    assert max(n for n, _ in held) == LAYOUTS_KEPT
+    assert held[-1][1] <= held[LAYOUTS_KEPT + 1][1]          # no more held past the cap
