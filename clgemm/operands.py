@@ -147,7 +147,12 @@ def device_view(x: cla.Array, name: str, align: int) -> View:
     base, start = root(x.base_data)          # a sub-buffer's block: one of its parent's
     off += start // 4
     res = off % align
-    sub = base.get_sub_region(4 * (off - res), 4 * (res + (rows - 1) * ld + cols))
+    reach = res + (rows - 1) * ld + cols     # floats from the sub-buffer's origin
+    if reach > MAX_ELEMENTS:
+        raise ValueError(f"{name} is a block that spans {reach} floats of its buffer (rows "
+                         f"{ld} floats apart); clgemm kernels index with 32-bit integers and "
+                         f"take at most {MAX_ELEMENTS}")
+    sub = base.get_sub_region(4 * (off - res), 4 * reach)
     return View(Matrix(sub, rows, cols, ld, res), t)
 
 

@@ -483,3 +483,18 @@ def test_a_plan_keeps_a_bounded_number_of_layouts(queue, rng):
         held.append((len(plan._variants), pool.active_bytes))
     assert max(n for n, _ in held) == LAYOUTS_KEPT
     assert held[-1][1] <= held[LAYOUTS_KEPT + 1][1]          # no more held past the cap
+
+
+def test_a_block_spanning_more_than_32_bit_indices_is_refused(queue, rng, monkeypatch):
+    """The kernels index a block from its sub-buffer's origin with 32-bit integers: a block
+    whose rows lie so far apart that it spans more floats than that (a few rows of a matrix
+    with a huge leading dimension) is refused by name, not overrun (here with the bound
+    lowered, as such a buffer does not fit on the CPU device)."""
+    from clgemm import operands
+    big = cla.to_device(queue, rand(rng, 40, 100))
+    b = cla.to_device(queue, rand(rng, 8, 8))
+    monkeypatch.setattr(operands, "MAX_ELEMENTS", 1000)
+    with pytest.raises(ValueError, match=r"a is a block that spans \d+ floats"):
+        clgemm.gemm(queue, big[0:20, 1:9], b)
+    out = clgemm.gemm(queue, big[0:9, 1:9], b)          # 8 rows of 100 and 8 floats: taken
+    assert close(out.get(), verify.reference(big.get()[0:9, 1:9], b.get()), 8)
