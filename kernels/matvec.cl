@@ -22,8 +22,8 @@
 // host's: 4 where ldx and offx are multiples of 4, else 1), VCONTIG (the host's: v
 // contiguous and 16-byte aligned). The host fits CV or LW to rows narrower than a group.
 // Constraints: LW a power of two; CV*LANES and LW*RW at most the work-group limit.
-// H200, tuned: whole calls 1.18x gemm()'s kernel-5 path at 1 x 4096 x 4096 (0.81x cuBLAS) and
-// 2.2x at 4096 x 1 x 4096 (1.00x cuBLAS), results/h200/README.md; CPU device (pocl 3.0, 2
+// H200, tuned: whole calls 1.15-1.18x gemm()'s kernel-5 path at 1 x 4096 x 4096 (0.82-0.83x
+// cuBLAS) and 2.0-2.1x at 4096 x 1 x 4096 (0.95-0.98x cuBLAS), results/h200/README.md; CPU device (pocl 3.0, 2
 // cores): 6.1-11x from 1 x 2048 x 2048 to 4096 x 1 x 4096 (results/pocl/README.md).
 
 // sweep: CV vectors of a row a work-group covers (local size 0), LANES work-items that
