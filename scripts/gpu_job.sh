@@ -15,7 +15,7 @@ jobs:
   bench KERNELS [OPTIONS...]     the whole-call bench against CLBlast and cuBLAS:
                                  clgemm bench --kernels KERNELS --against clblast,cublas
                                  --clblast-params results/h200/clblast-xgemm-h200.json
-                                 --out $OUT/bench [OPTIONS...]
+                                 --out $OUT [OPTIONS...] (files in $OUT/<device>/)
   tune-and-ship KERNEL SHAPE... [OPTIONS...]
                                  tune KERNEL at each MxNxK shape and put the winners into
                                  clgemm/tuned/nvidia-h200.json with their provenance
@@ -107,7 +107,7 @@ case "$job" in
     need $# 1
     kernels=$1; shift
     python3 -m clgemm bench --kernels "$kernels" --against clblast,cublas \
-      --clblast-params results/h200/clblast-xgemm-h200.json --out "$OUT/bench" "$@"
+      --clblast-params results/h200/clblast-xgemm-h200.json --out "$OUT" "$@"
     ;;
   tune-and-ship)
     need $# 2
