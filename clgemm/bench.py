@@ -401,12 +401,18 @@ def _ratios(rows: list[dict]) -> None:
                     r["vs_clblast" + suffix] = r[field_] / clb
 
 
+def results_dir(queue: cl.CommandQueue, out_dir: Path) -> Path:
+    """Where save() writes: a folder of out_dir named for the device, which the CLI checks
+    before measuring (a file in its place lost a whole bench at the end)."""
+    return Path(out_dir) / store.slug(devmod.describe(queue.device)["name"])
+
+
 def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path,
          command: str) -> tuple[list[Path], str | None]:
     """results/<device>/bench-<date>.json and .csv, and a PNG plot of the square shapes
     where matplotlib is; the paths written, and why there is no plot where there is none."""
     info = devmod.describe(queue.device)
-    out = Path(out_dir) / store.slug(info["name"])
+    out = results_dir(queue, out_dir)
     out.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
     stem = out / f"bench-{date}"

@@ -42,12 +42,12 @@ def _gemm_shape(default_size: int):
                          callback=_kernel("tunable"), show_default=True,
                          help="GEMM kernel number (1-8) or name, or a matrix-vector kernel: "
                               "matvec-sweep (m = 1), matvec-dot (n = 1)"),
-            click.option("--size", type=click.IntRange(min=1), default=default_size,
+            click.option("--size", type=_Int(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
-            click.option("--m", "m", type=click.IntRange(min=1), default=None,
+            click.option("--m", "m", type=_Int(min=1), default=None,
                          help="rows of C (overrides --size)"),
-            click.option("--n", "n", type=click.IntRange(min=1), default=None, help="columns of C"),
-            click.option("--k", "k", type=click.IntRange(min=1), default=None, help="inner dimension"),
+            click.option("--n", "n", type=_Int(min=1), default=None, help="columns of C"),
+            click.option("--k", "k", type=_Int(min=1), default=None, help="inner dimension"),
         )):
             f = opt(f)
         return f
@@ -71,6 +71,25 @@ def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also takes '²', which int() refuses, and '٣' or
     '３', which int() reads as 3."""
     return text.isascii() and text.isdigit()
+
+
+class _Int(click.IntRange):
+    """An integer option written in ASCII digits: click's int() also reads '３', '٣' and
+    '1_0' (which --workers took as 10)."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not _digits(value.strip().removeprefix("-").removeprefix("+")):
+            self.fail(f"{value!r} is not a valid integer", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class _Float(click.FloatRange):
+    """A number option written in ASCII: float() also reads '１' and '1_0'."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and (not value.isascii() or "_" in value):
+            self.fail(f"{value!r} is not a valid float", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def _not_blank(ctx, param, value: str | None) -> str | None:
@@ -125,13 +144,13 @@ def _scalar(ctx, param, value: float) -> float:
 
 @main.command()
 @_gemm_shape(default_size=1024)
-@click.option("--repeat", type=click.IntRange(min=1), default=None,
+@click.option("--repeat", type=_Int(min=1), default=None,
               help="timed launches [default: 10, fewer (>= 3) when a launch takes over 0.2 s]")
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE",
               help="kernel parameter (repeatable)")
-@click.option("--alpha", type=float, default=1.0, show_default=True, callback=_scalar)
-@click.option("--beta", type=float, default=0.0, show_default=True, callback=_scalar)
+@click.option("--alpha", type=_Float(), default=1.0, show_default=True, callback=_scalar)
+@click.option("--beta", type=_Float(), default=0.0, show_default=True, callback=_scalar)
 @click.option("--trans-a", is_flag=True, help="A is given as K x M; use its transpose")
 @click.option("--trans-b", is_flag=True, help="B is given as N x K; use its transpose")
 @click.option("--transposed-by", type=click.Choice(["auto", "transpose", "kernel"]), default="auto",
@@ -197,19 +216,20 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                    "the tune extra: pip install \"clgemm[tune]\") [default: grid where the "
                    "budget covers the space, else cma, else random with a note where the extra "
                    "is missing]")
-@click.option("--budget", type=click.IntRange(min=1), default=None,
+@click.option("--budget", type=_Int(min=1), default=None,
               help="evaluations per shape, resumed ones included")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None,
+@click.option("--time-limit", type=_Float(min=0), default=None,
               help="seconds for the search, for all shapes together: no evaluation starts "
                    "after it, the one timing on the device finishes (within --timeout) and "
                    "those still compiling are stopped")
-@click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--repeat", type=_Int(min=1), default=5, show_default=True,
               help="timed launches per configuration")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
+@click.option("--workers", type=_Int(min=1), default=None,
               help="compiling worker processes [default: one per core, as many as memory holds]")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+@click.option("--timeout", type=_Float(min=1), default=60.0, show_default=True,
               help="seconds a compile or a timed run may take before its worker is replaced")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=_Int(0, 2**32 - 1), default=0, show_default=True,
+              help="the search's random seed, 0 to 2^32 - 1")
 @click.option("--fresh", is_flag=True, help="start over (the old log is kept, renamed)")
 @_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary (a line per shape)")
@@ -367,7 +387,7 @@ def _int_list(text: str, what: str) -> list[int]:
 @click.option("--clblast-params", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Xgemm parameters from CLBlast's tuner: a JSON object of NAME: VALUE, or "
                    "{'sets': {label: {NAME: VALUE}}}")
-@click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--repeat", type=_Int(min=1), default=10, show_default=True)
 @_DEVICE
 @click.option("--out", "out_dir", default="results", show_default=True, callback=_not_blank,
               help="results go to OUT/<device>/bench-<date>.json, .csv and .png")
@@ -380,6 +400,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
     shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes is not None else [])]
     shape_list += _shape_list(shapes) if shapes is not None else []
+    shape_list = list(dict.fromkeys(shape_list))     # 16 in --sizes and 16x16x16: timed once
     left_out = []
     if sizes is None and shapes is None:
         shape_list, left_out = benchmod.default_shapes(queue.device)
@@ -401,7 +422,8 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
             raise click.BadParameter("expected a JSON object of NAME: integer, or "
                                      "{\"sets\": {label: {NAME: integer}}}",
                                      param_hint="--clblast-params")
-    _results_folder(Path(out_dir))          # before measuring, not after
+    for folder in (Path(out_dir), benchmod.results_dir(queue, out_dir)):
+        _results_folder(folder)             # before measuring, not after
     console = show.full_width_console()
     console.print(f"method: {benchmod.METHOD}")
     if left_out:
@@ -460,11 +482,11 @@ def _results_folder(path: Path) -> None:
 @main.command()
 @click.option("--kernel", "kernel", default=kernels.DEFAULT_TRANSPOSE, callback=_kernel("transpose"),
               show_default=True, help="naive, local or shuffle")
-@click.option("--size", type=click.IntRange(min=1), default=4096, show_default=True,
+@click.option("--size", type=_Int(min=1), default=4096, show_default=True,
               help="rows = cols")
-@click.option("--rows", type=click.IntRange(min=1), default=None)
-@click.option("--cols", type=click.IntRange(min=1), default=None)
-@click.option("--repeat", type=click.IntRange(min=1), default=None,
+@click.option("--rows", type=_Int(min=1), default=None)
+@click.option("--cols", type=_Int(min=1), default=None)
+@click.option("--repeat", type=_Int(min=1), default=None,
               help="timed launches per round (3 rounds, interleaved with the copy)")
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE")

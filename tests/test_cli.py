@@ -355,12 +355,18 @@ def test_a_file_that_appears_at_the_export_path_while_tuning_is_kept(home, monke
     assert f"the export goes to {tmp_path / 't4-3.json'}" in r.output
 
 
-@pytest.mark.parametrize("where", ["a file", "below a file"])
-def test_bench_checks_its_out_folder_before_measuring(monkeypatch, tmp_path, where):
+@pytest.mark.parametrize("where", ["a file", "below a file", "the device's folder a file"])
+def test_bench_checks_its_out_folder_before_measuring(monkeypatch, queue, tmp_path, where):
+    """--out, and the folder for the device that the results go into, are checked before
+    anything is measured (a file named as the device's folder lost a whole bench at the end,
+    FileExistsError from bench.save)."""
     _no_bench(monkeypatch)
+    from clgemm import bench as benchmod
     plain = tmp_path / "plain"
+    if where == "the device's folder a file":
+        plain = benchmod.results_dir(queue, tmp_path)
     plain.write_text("kept")
-    out = plain if where == "a file" else plain / "results"
+    out = {"a file": plain, "below a file": plain / "results"}.get(where, tmp_path)
     r = invoke("bench", "--sizes", "8", "--against", "none", "--out", str(out))
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "--out" in r.output and str(out) in r.output
@@ -387,6 +393,16 @@ def test_only_ascii_digits_are_numbers(monkeypatch, tmp_path, digit):
     assert r.exit_code == 2 and "no OpenCL device matches" in r.output, r.output
     r = invoke("bench", "--against", "none", "--out", str(tmp_path), "--shapes", f"8x8x{digit}")
     assert r.exit_code == 2 and "is not MxNxK" in r.output, r.output
+    # the integer and number options too (click's int() and float() read '٣' as 3, and
+    # '1_0' as 10: --workers 1_0 started ten workers)
+    for args in (["run", "--kernel", "2", "--size", f"1{digit}"],
+                 ["run", "--kernel", "2", "--size", "8", "--m", f"{digit}"],
+                 ["run", "--kernel", "2", "--size", "8", "--alpha", f"1{digit}"],
+                 ["transpose", "--rows", f"{digit}", "--cols", "4"],
+                 ["tune", "--kernel", "2", "--size", "8", "--workers", f"{digit}"],
+                 ["tune", "--kernel", "2", "--size", "8", "--time-limit", f"{digit}"]):
+        r = invoke(*args)
+        assert r.exit_code == 2 and "is not a" in r.output and "Traceback" not in r.output, (args, r.output)
 
 
 @pytest.mark.parametrize("cmd,option", [
@@ -441,3 +457,27 @@ def test_bench_and_tune_read_shapes_alike(monkeypatch, tmp_path):
     assert cli._shape_list("8x8x8, 3x5x7 ,8x8x8") == [(8, 8, 8), (3, 5, 7)]
     r = invoke("tune", "--kernel", "2", "--shapes", "8x8x8, 0x5x7")
     assert r.exit_code == 2 and "'0x5x7' is not MxNxK" in r.output, r.output
+
+
+def test_numbers_with_underscores_and_seeds_out_of_range_are_refused(monkeypatch, tmp_path):
+    """--workers 1_0 started ten workers (int() reads '1_0'); --seed -5 failed only once the
+    search began, with an error that named no option, and 2^32 passed where the strategy
+    was random; --sizes 16 with --shapes 16x16x16 timed the shape twice."""
+    for args, words in ((["tune", "--kernel", "2", "--size", "8", "--workers", "1_0"], "'1_0' is not a valid integer"),
+                        (["tune", "--kernel", "2", "--size", "8", "--timeout", "1_0"], "'1_0' is not a valid float"),
+                        (["tune", "--kernel", "2", "--size", "8", "--seed", "-5"], "--seed"),
+                        (["tune", "--kernel", "2", "--size", "8", "--strategy", "random",
+                          "--seed", str(2**32)], "--seed")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, (args, r.output)
+    from clgemm import bench as benchmod
+    seen = {}
+
+    def fake_bench(queue, kernels, shapes, *a, **kw):
+        seen["shapes"] = list(shapes)
+        raise SystemExit(0)
+    monkeypatch.setattr(benchmod, "bench", fake_bench)
+    r = invoke("bench", "--against", "none", "--out", str(tmp_path), "--sizes", "16,16",
+               "--shapes", "16x16x16,8x8x8")
+    assert r.exit_code == 0, r.output
+    assert seen["shapes"] == [(16, 16, 16), (8, 8, 8)]
