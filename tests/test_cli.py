@@ -374,7 +374,7 @@ def test_bench_checks_its_out_folder_before_measuring(monkeypatch, queue, tmp_pa
 
 
 @pytest.mark.parametrize("digit", ["²", "٣", "３"])
-def test_only_ascii_digits_are_numbers(monkeypatch, tmp_path, digit):
+def test_only_ascii_digits_are_numbers(monkeypatch, tmp_path, home, digit):
     """str.isdigit() takes '²' (which int() refuses) and '٣' (which int() reads as 3): the
     options take ASCII digits only."""
     _no_bench(monkeypatch)
@@ -459,7 +459,7 @@ def test_bench_and_tune_read_shapes_alike(monkeypatch, tmp_path):
     assert r.exit_code == 2 and "'0x5x7' is not MxNxK" in r.output, r.output
 
 
-def test_numbers_with_underscores_and_seeds_out_of_range_are_refused(monkeypatch, tmp_path):
+def test_numbers_with_underscores_and_seeds_out_of_range_are_refused(monkeypatch, tmp_path, home):
     """--workers 1_0 started ten workers (int() reads '1_0'); --seed -5 failed only once the
     search began, with an error that named no option, and 2^32 passed where the strategy
     was random; --sizes 16 with --shapes 16x16x16 timed the shape twice."""
