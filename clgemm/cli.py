@@ -160,7 +160,7 @@ def _scalar(ctx, param, value: float) -> float:
               "products turns a row-major A K-major first")
 @click.option("--pad", type=click.Choice(["auto", "yes", "no"]), default="auto", show_default=True,
               help="copy A and B of a shape that is not a whole number of tiles into "
-                   "zero-padded buffers to run the build without bounds checks (kernels 5-7); "
+                   "zero-padded buffers to run the build without bounds checks (kernels 5-8); "
                    "auto does so for large shapes where it adds at most 15% work and k is not "
                    "whole tiles (where it is, the CLAMP build runs unpadded)")
 @click.option("--split-k", default="auto", show_default=True, callback=_split_k, metavar="auto|S",

@@ -141,6 +141,10 @@ class GemmPlan:
             if shape is not None else None
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
+        if pad == "yes" and not self.kernel.exact:      # asked for, and nothing would pad
+            padded = ", ".join(k.key for k in kernels.GEMM.values() if k.exact)
+            raise ValueError(f"kernel {self.kernel.key} has no padded launch: pad='yes' "
+                             f"applies to kernels {padded}")
         self.tuned_at: str | None = None     # the shape whose tuned entry gave the parameters
         self.tuned_kernel: str | None = None  # and the kernel it was tuned for (siblings)
         self.tuned_on: str | None = None     # another device's, of this architecture (db)

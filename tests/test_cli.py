@@ -121,6 +121,7 @@ def test_failed_verification_exits_nonzero(monkeypatch):
     (["--kernel", "2", "--param", "XX=4"], "no parameter 'XX'"),
     (["--kernel", "5", "--param", "WIDTH=4", "--param", "WPTN=2"], "WIDTH divides WPTN"),
     (["--split-k", "0"], "must be auto or an integer >= 1"),
+    (["--kernel", "2", "--size", "33", "--pad", "yes"], "kernel 2 has no padded launch"),  # ran unpadded
     (["--split-k", "many"], "must be auto or an integer >= 1"),
     (["--size", "100000"], "32-bit integers"),                 # before any host matrix is made
     (["--m", "1", "--n", "1", "--k", "3000000000"], "32-bit integers"),

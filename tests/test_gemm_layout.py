@@ -62,7 +62,9 @@ def test_pad_rule(queue):
     assert GemmPlan(queue, "5", P5, pad="yes").pads(4001, 4001, 4000)
     assert not GemmPlan(queue, "5", P5, pad="no").pads(4001, 4001, 4001)
     assert GemmPlan(queue, "5", P5, pad="yes").pads(37, 53, 29)
-    assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes").pads(37, 53, 29)
+    assert not GemmPlan(queue, "4", dict(P5, PAD=1), pad="auto").pads(37, 53, 29)
+    with pytest.raises(ValueError, match="kernel 4 has no padded launch"):   # ran unpadded
+        GemmPlan(queue, "4", dict(P5, PAD=1), pad="yes")
     with pytest.raises(ValueError, match="pad must be one of"):
         GemmPlan(queue, "5", P5, pad="always")
 
