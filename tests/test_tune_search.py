@@ -64,7 +64,8 @@ def test_budgeted_strategies(strategy):
 
 def test_a_budget_short_of_the_grid_takes_the_model_and_a_grid_starts_from_the_winners(queue):
     """Auto strategy: a grid only when the budget covers every valid point. A grid cut short
-    by its budget still measures the defaults (kernel 2's default TS=32 is its last point)."""
+    by its budget still measures the defaults this device gets (the registry's TS=32, the
+    grid's last point, on a GPU; TS=8 on pocl)."""
     k2 = kernels.get("2")
     valid = [p for p in k2.space() if not k2.violations(p, queue.device)]
     assert valid[-1] == k2.defaults
@@ -76,7 +77,7 @@ def test_a_budget_short_of_the_grid_takes_the_model_and_a_grid_starts_from_the_w
     assert whole.counts["strategy"] == "grid"
     first = tune("2", 40, 40, 40, strategy="grid", budget=1, workers=1, repeat=2, fresh=True,
                  evaluator="tests.evaluators:Synthetic", update_db=False)
-    assert [r["params"] for r in first.records] == [k2.defaults]
+    assert [r["params"] for r in first.records] == [k2.defaults_for(queue.device)]
 
 
 def test_time_limit_stops_the_sweep():
@@ -207,9 +208,18 @@ def test_warm_start_points_are_the_winners_nearest_first_then_the_defaults(queue
               "100x100x100": {"params": {"TS": 16}, "gflops": 5.0},
               "120x100x100": {"params": {"TS": 16}, "gflops": 4.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [shipped])
-    default = kernels.get("2").defaults
-    assert _winners(dev, kernels.get("2"), (90, 90, 90)) == [{"TS": 16}, {"TS": 8}, default]
-    assert _winners(dev, kernels.get("2"), (900, 900, 900)) == [{"TS": 8}, {"TS": 16}, default]
+    default = kernels.get("2").defaults_for(dev)     # this kind of device's, which gemm() runs
+    for shape, want in (((90, 90, 90), [{"TS": 16}, {"TS": 8}]), ((900, 900, 900), [{"TS": 8}, {"TS": 16}])):
+        assert _winners(dev, kernels.get("2"), shape) == want + ([default] if default not in want else [])
+
+
+def test_a_budget_of_one_checks_what_gemm_runs(queue):
+    """With nothing tuned, the first configuration a tune evaluates is the one gemm() runs on
+    this device: the registry's GPU defaults came first, and on pocl a budget of one spent
+    itself on them (0.05x the CPU defaults) and then recorded nothing."""
+    from clgemm.gemm import GemmPlan
+    res = tune("2", 16, 16, 16, budget=1, workers=1, repeat=2, update_db=False)
+    assert [r["params"] for r in res.records] == [GemmPlan(queue, "2").params]
 
 
 def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, tmp_path, monkeypatch):
@@ -226,27 +236,34 @@ def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, 
               "2000x2000x2000": {"params": far5, "gflops": 1.0}},
         "4": {"100x100x100": {"params": of4, "gflops": 1.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [shipped])
-    assert _winners(dev, kernels.get("6"), (90, 90, 90)) == [own6, near5, far5, kernels.get("6").defaults]
+    assert _winners(dev, kernels.get("6"), (90, 90, 90)) == [own6, near5, far5, kernels.get("6").defaults_for(dev)]
     assert _winners(dev, kernels.get("5"), (90, 90, 90))[:3] == [near5, far5, own6]
     assert of4 not in _winners(dev, kernels.get("5"), (90, 90, 90))
 
 
-def test_a_short_tune_never_records_slower_than_what_gemm_had(queue):
+def test_a_short_tune_never_records_slower_than_what_gemm_had(queue, monkeypatch):
     """Planted: this device's defaults, what gemm() launched at the shape, are the fastest,
-    but a budget of one measures only the registry's GPU defaults. The defaults are timed
+    but a budget of one measures something else (here the registry's GPU defaults, which
+    the warm start put first until it took the device's own). The defaults are timed
     beside it, unchecked: the database is left as it was, so gemm() keeps them (a budget of
     one on pocl recorded a configuration at 0.4x them). With a budget that checks them
-    too, they are what the database records."""
+    too, they are what the database records; and a budget of one now checks them first."""
+    from clgemm import tune as tune_mod
     mine = kernels.get("5").defaults_for(queue.device)
-    assert mine != kernels.get("5").defaults       # the CPU device's own, on pocl
+    gpu = kernels.get("5").defaults
+    assert mine != gpu                               # the CPU device's own, on pocl
     opts = dict(strategy="random", workers=1, evaluator="tests.evaluators:DefaultsFastest")
-    res = tune("5", 64, 64, 64, budget=1, **opts)
-    assert [r["params"] for r in res.records] == [kernels.get("5").defaults]
+    with monkeypatch.context() as m:
+        m.setattr(tune_mod, "_winners", lambda dev, kern, shape: [dict(gpu), dict(mine)])
+        res = tune("5", 64, 64, 64, budget=1, **opts)
+    assert [r["params"] for r in res.records] == [gpu]
     assert res.references["defaults"]["gflops"] > res.best["gflops"]
     assert res.db is None and "the database is left as it was" in res.note
     assert db.lookup(queue.device, "5", 64, 64, 64) is None
     res = tune("5", 64, 64, 64, budget=2, **opts)   # the warm start's next: the defaults
     assert res.best["params"] == mine and db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)
+    res = tune("5", 48, 48, 48, budget=1, **opts)
+    assert [r["params"] for r in res.records] == [mine] and res.best["params"] == mine
 
 
 def test_a_reference_wrong_here_is_never_recorded(queue):
