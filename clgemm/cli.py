@@ -12,6 +12,8 @@ import click
 
 from . import device as devmod
 from . import db, kernels, show, store, verify
+from .options import (Float, Int, kernel_keys, not_blank, param_pairs, parse_ints,
+                      parse_shapes, results_folder, scalar_value, split_k_value)
 
 _DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
                        help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
@@ -42,62 +44,16 @@ def _gemm_shape(default_size: int):
                          callback=_kernel("tunable"), show_default=True,
                          help="GEMM kernel number (1-8) or name, or a matrix-vector kernel: "
                               "matvec-sweep (m = 1), matvec-dot (n = 1)"),
-            click.option("--size", type=_Int(min=1), default=default_size,
+            click.option("--size", type=Int(min=1), default=default_size,
                          show_default=True, help="M = N = K"),
-            click.option("--m", "m", type=_Int(min=1), default=None,
+            click.option("--m", "m", type=Int(min=1), default=None,
                          help="rows of C (overrides --size)"),
-            click.option("--n", "n", type=_Int(min=1), default=None, help="columns of C"),
-            click.option("--k", "k", type=_Int(min=1), default=None, help="inner dimension"),
+            click.option("--n", "n", type=Int(min=1), default=None, help="columns of C"),
+            click.option("--k", "k", type=Int(min=1), default=None, help="inner dimension"),
         )):
             f = opt(f)
         return f
     return wrap
-
-
-def _params(ctx, param, values) -> dict[str, str]:
-    out = {}
-    for v in values:
-        name, eq, val = (x.strip() for x in v.partition("="))
-        if not eq or not name or not val:
-            raise click.BadParameter(f"{v!r} is not NAME=VALUE")
-        if name in out:
-            raise click.BadParameter(f"{name} is given twice ({name}={out[name]} and "
-                                     f"{name}={val}); give it once")
-        out[name] = val
-    return out
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits only: str.isdigit() also takes '²', which int() refuses, and '٣' or
-    '３', which int() reads as 3."""
-    return text.isascii() and text.isdigit()
-
-
-class _Int(click.IntRange):
-    """An integer option written in ASCII digits: click's int() also reads '３', '٣' and
-    '1_0' (which --workers took as 10)."""
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, str) and not _digits(value.strip().removeprefix("-").removeprefix("+")):
-            self.fail(f"{value!r} is not a valid integer", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-class _Float(click.FloatRange):
-    """A number option written in ASCII: float() also reads '１' and '1_0'."""
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, str) and (not value.isascii() or "_" in value):
-            self.fail(f"{value!r} is not a valid float", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-def _not_blank(ctx, param, value: str | None) -> str | None:
-    """An option given empty is refused, not taken for the option left out (its default)."""
-    if value is not None and not value.strip():
-        raise click.UsageError(f"{param.opts[0]} is empty: give a value, or leave the "
-                               f"option out", ctx)
-    return value
 
 
 @click.group()
@@ -125,32 +81,15 @@ def devices(device_spec) -> None:
         click.echo("\n" + hint)
 
 
-def _split_k(ctx, param, value: str) -> int | str:
-    if value == "auto":
-        return value
-    if not _digits(value) or int(value) < 1:
-        raise click.BadParameter(f"must be auto or an integer >= 1, not {value!r}")
-    return int(value)
-
-
-def _scalar(ctx, param, value: float) -> float:
-    """--alpha and --beta, checked as run_gemm() checks them (run.scalar)."""
-    from .run import scalar
-    try:
-        return scalar(value, param.name)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-
-
 @main.command()
 @_gemm_shape(default_size=1024)
-@click.option("--repeat", type=_Int(min=1), default=None,
+@click.option("--repeat", type=Int(min=1), default=None,
               help="timed launches [default: 10, fewer (>= 3) when a launch takes over 0.2 s]")
 @_DEVICE
-@click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE",
+@click.option("--param", "params", multiple=True, callback=param_pairs, metavar="NAME=VALUE",
               help="kernel parameter (repeatable)")
-@click.option("--alpha", type=_Float(), default=1.0, show_default=True, callback=_scalar)
-@click.option("--beta", type=_Float(), default=0.0, show_default=True, callback=_scalar)
+@click.option("--alpha", type=Float(), default=1.0, show_default=True, callback=scalar_value)
+@click.option("--beta", type=Float(), default=0.0, show_default=True, callback=scalar_value)
 @click.option("--trans-a", is_flag=True, help="A is given as K x M; use its transpose")
 @click.option("--trans-b", is_flag=True, help="B is given as N x K; use its transpose")
 @click.option("--transposed-by", type=click.Choice(["auto", "transpose", "kernel"]), default="auto",
@@ -163,7 +102,7 @@ def _scalar(ctx, param, value: float) -> float:
                    "zero-padded buffers to run the build without bounds checks (kernels 5-8); "
                    "auto does so for large shapes where it adds at most 15% work and k is not "
                    "whole tiles (where it is, the CLAMP build runs unpadded)")
-@click.option("--split-k", default="auto", show_default=True, callback=_split_k, metavar="auto|S",
+@click.option("--split-k", default="auto", show_default=True, callback=split_k_value, metavar="auto|S",
               help="cut k into S slices computed apart and summed by a second kernel (kernels 5 "
                    "and 6); auto takes the count the tuner measured for the entry in use, else "
                    "splits only when C has too few tiles to fill the device")
@@ -204,7 +143,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
 
 @main.command()
 @_gemm_shape(default_size=2048)
-@click.option("--shapes", default=None, metavar="MxNxK,...", callback=_not_blank,
+@click.option("--shapes", default=None, metavar="MxNxK,...", callback=not_blank,
               help="tune each of these shapes in turn (instead of --size/--m/--n/--k), the "
                    "time limit split between them")
 @click.option("--recorded", is_flag=True,
@@ -216,25 +155,25 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                    "the tune extra: pip install \"clgemm[tune]\") [default: grid where the "
                    "budget covers the space, else cma, else random with a note where the extra "
                    "is missing]")
-@click.option("--budget", type=_Int(min=1), default=None,
+@click.option("--budget", type=Int(min=1), default=None,
               help="evaluations per shape, resumed ones included")
-@click.option("--time-limit", type=_Float(min=0), default=None,
+@click.option("--time-limit", type=Float(min=0), default=None,
               help="seconds for the search, for all shapes together: no evaluation starts "
                    "after it, the one timing on the device finishes (within --timeout) and "
                    "those still compiling are stopped")
-@click.option("--repeat", type=_Int(min=1), default=5, show_default=True,
+@click.option("--repeat", type=Int(min=1), default=5, show_default=True,
               help="timed launches per configuration")
-@click.option("--workers", type=_Int(min=1), default=None,
+@click.option("--workers", type=Int(min=1), default=None,
               help="compiling worker processes [default: one per core, as many as memory holds]")
-@click.option("--timeout", type=_Float(min=1), default=60.0, show_default=True,
+@click.option("--timeout", type=Float(min=1), default=60.0, show_default=True,
               help="seconds a compile or a timed run may take before its worker is replaced")
-@click.option("--seed", type=_Int(0, 2**32 - 1), default=0, show_default=True,
+@click.option("--seed", type=Int(0, 2**32 - 1), default=0, show_default=True,
               help="the search's random seed, 0 to 2^32 - 1")
 @click.option("--fresh", is_flag=True, help="start over (the old log is kept, renamed)")
 @_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary (a line per shape)")
 @click.option("--export-t4", type=click.Path(dir_okay=False, writable=True), default=None,
-              callback=_not_blank,
+              callback=not_blank,
               help="also write every evaluation of this (device, kernel, shape) in the T4 "
                    "results format (Kernel Tuner, KTT, BAT); one shape only")
 def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, repeat, workers,
@@ -328,68 +267,30 @@ def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, 
                                    f"{record.ENV}=1 first")
         return jobs
     if shapes is not None:
-        return [(kernel.key, *dims) for dims in _shape_list(shapes)]
+        return [(kernel.key, *dims) for dims in parse_shapes(shapes)]
     return [(kernel.key, m or size, n or size, k or size)]
 
 
-def _shape_list(text: str) -> list[tuple[int, int, int]]:
-    """--shapes of tune and bench: MxNxK,... (spaces around the commas allowed), each shape
-    once, in the order given."""
-    dims = []
-    for part in text.split(","):
-        shape = db.parse_shape(part.strip())
-        if shape is None:
-            raise click.BadParameter(f"{part.strip()!r} is not MxNxK with positive integers",
-                                     param_hint="--shapes")
-        dims.append(shape)
-    return list(dict.fromkeys(dims))
-
-
-def _kernel_list(text: str) -> list[str]:
-    """--kernels: numbers, ranges (5-7) and names, matrix-vector ones too, as registry keys."""
-    keys = []
-    for part in text.split(","):
-        word = part.strip()
-        given = [str(k) for k in _int_list(word, "--kernels")] if _digits(word[:1]) else [word]
-        try:
-            keys += [kernels.tunable(key).key for key in given]
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--kernels") from None
-    return list(dict.fromkeys(keys))
-
-
-def _int_list(text: str, what: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        lo, dash, hi = part.strip().partition("-")
-        if not (_digits(lo) and (not dash or _digits(hi))):
-            raise click.BadParameter(f"{part!r} is not a number or a range like 1-7", param_hint=what)
-        out += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
-    if not out or min(out) < 1:
-        raise click.BadParameter("values must be >= 1", param_hint=what)
-    return out
-
-
 @main.command()
-@click.option("--kernels", "kernel_list", default="none", show_default=True, callback=_not_blank,
+@click.option("--kernels", "kernel_list", default="none", show_default=True, callback=not_blank,
               help="also time gemm() with these kernels named (clgemm-N), e.g. 5,7,8, 1-8 or "
                    "5,matvec-sweep (skipped where the operands do not take its form); gemm() "
                    "without a kernel (clgemm) always runs")
-@click.option("--sizes", default=None, callback=_not_blank,
+@click.option("--sizes", default=None, callback=not_blank,
               help="square sizes [default: 16,512,1024,2048,4096,8192 plus the shapes below; "
                    "on a CPU device those up to 2048^3's work]")
-@click.option("--shapes", default=None, callback=_not_blank,
+@click.option("--shapes", default=None, callback=not_blank,
               help="MxNxK,... [default with no --sizes: 4000^3, 8192x8192x256, 256x8192x8192, "
                    "4096x1024x4096, 1x4096x4096, 4096x1x4096, 4096x4096x1, and the odd set "
                    "5003x3001x2039, 7919x7919x769, 4096x32x4096, 1000x6000x800, 2x8192x8192]")
-@click.option("--against", default="clblast,cublas", show_default=True, callback=_not_blank,
+@click.option("--against", default="clblast,cublas", show_default=True, callback=not_blank,
               help="peers: clblast, cublas (comma-separated, or 'none')")
 @click.option("--clblast-params", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Xgemm parameters from CLBlast's tuner: a JSON object of NAME: VALUE, or "
                    "{'sets': {label: {NAME: VALUE}}}")
-@click.option("--repeat", type=_Int(min=1), default=10, show_default=True)
+@click.option("--repeat", type=Int(min=1), default=10, show_default=True)
 @_DEVICE
-@click.option("--out", "out_dir", default="results", show_default=True, callback=_not_blank,
+@click.option("--out", "out_dir", default="results", show_default=True, callback=not_blank,
               help="results go to OUT/<device>/bench-<date>.json, .csv and .png")
 def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_spec, out_dir) -> None:
     """Time gemm() as users call it against CLBlast and cuBLAS (whole calls)."""
@@ -397,9 +298,9 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
 
     from . import bench as benchmod
     queue = _queue(device_spec)
-    keys = [] if kernel_list.strip() == "none" else _kernel_list(kernel_list)
-    shape_list = [(s, s, s) for s in (_int_list(sizes, "--sizes") if sizes is not None else [])]
-    shape_list += _shape_list(shapes) if shapes is not None else []
+    keys = [] if kernel_list.strip() == "none" else kernel_keys(kernel_list)
+    shape_list = [(s, s, s) for s in (parse_ints(sizes, "--sizes") if sizes is not None else [])]
+    shape_list += parse_shapes(shapes) if shapes is not None else []
     shape_list = list(dict.fromkeys(shape_list))     # 16 in --sizes and 16x16x16: timed once
     left_out = []
     if sizes is None and shapes is None:
@@ -423,7 +324,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
                                      "{\"sets\": {label: {NAME: integer}}}",
                                      param_hint="--clblast-params")
     for folder in (Path(out_dir), benchmod.results_dir(queue, out_dir)):
-        _results_folder(folder)             # before measuring, not after
+        results_folder(folder)             # before measuring, not after
     console = show.full_width_console()
     console.print(f"method: {benchmod.METHOD}")
     if left_out:
@@ -466,30 +367,17 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
         sys.exit(1)
 
 
-def _results_folder(path: Path) -> None:
-    """--out is a writable folder, made where it is not there yet."""
-    if os.path.lexists(path) and not path.is_dir():
-        raise click.BadParameter(f"{path} is not a folder", param_hint="--out")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise click.BadParameter(f"cannot make the folder {path}: {e.strerror or e}",
-                                 param_hint="--out") from None
-    if not os.access(path, os.W_OK):
-        raise click.BadParameter(f"{path} is not a writable folder", param_hint="--out")
-
-
 @main.command()
 @click.option("--kernel", "kernel", default=kernels.DEFAULT_TRANSPOSE, callback=_kernel("transpose"),
               show_default=True, help="naive, local or shuffle")
-@click.option("--size", type=_Int(min=1), default=4096, show_default=True,
+@click.option("--size", type=Int(min=1), default=4096, show_default=True,
               help="rows = cols")
-@click.option("--rows", type=_Int(min=1), default=None)
-@click.option("--cols", type=_Int(min=1), default=None)
-@click.option("--repeat", type=_Int(min=1), default=None,
+@click.option("--rows", type=Int(min=1), default=None)
+@click.option("--cols", type=Int(min=1), default=None)
+@click.option("--repeat", type=Int(min=1), default=None,
               help="timed launches per round (3 rounds, interleaved with the copy)")
 @_DEVICE
-@click.option("--param", "params", multiple=True, callback=_params, metavar="NAME=VALUE")
+@click.option("--param", "params", multiple=True, callback=param_pairs, metavar="NAME=VALUE")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def transpose(kernel, size, rows, cols, repeat, device_spec, params, as_json) -> None:
     """Time an out-of-place transpose against a plain device copy of the same bytes."""

@@ -454,8 +454,8 @@ def test_bench_and_tune_read_shapes_alike(monkeypatch, tmp_path):
                "--shapes", "8x8x8, 3x5x7 ,8x8x8")
     assert r.exit_code == 0, r.output
     assert seen["shapes"] == [(8, 8, 8), (3, 5, 7)]
-    from clgemm import cli
-    assert cli._shape_list("8x8x8, 3x5x7 ,8x8x8") == [(8, 8, 8), (3, 5, 7)]
+    from clgemm import options
+    assert options.parse_shapes("8x8x8, 3x5x7 ,8x8x8") == [(8, 8, 8), (3, 5, 7)]
     r = invoke("tune", "--kernel", "2", "--shapes", "8x8x8, 0x5x7")
     assert r.exit_code == 2 and "'0x5x7' is not MxNxK" in r.output, r.output
 
