@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing, tunelog
+from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
@@ -73,7 +73,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         # what the winner is compared with is measured (and checked) in the search too, so
         # that a tune never records a configuration slower than the one gemm() had: kernel
         # 3 at 64^3 on pocl recorded one at 0.93x the CPU defaults (2026-12-03)
-        first = log.retry + [p for p in _winners(dev, kern, (m, n, k)) if p not in log.retry]
+        first = [r["params"] for r in log.retried]
+        first += [p for p in _winners(dev, kern, (m, n, k)) if p not in first]
         first += [r["params"] for r in refs.values() if r["params"] not in first]
         strat = strategies.make(name, valid, log.done(), seed, kern, dev, first=first)
         workers_pool = sweep = None
@@ -90,8 +91,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
                 if workers_pool is not None:
                     workers_pool.stop()
         res.note = " ".join(filter(None, (note, res.kept)))
-        done = {tunelog.key(r["params"]) for r in res.records}
-        res.unretried = [r for r in log.retried if tunelog.key(r["params"]) not in done]
+        res.unretried = log.unretried()
         if res.best is not None and update_db and not res.kept:
             extra = {"ms_median": res.best["ms_median"], "date": time.strftime("%Y-%m-%d"),
                      "strategy": name, "evaluated": len(res.records)}

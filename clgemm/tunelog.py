@@ -85,8 +85,7 @@ class TuneLog:
         self._lock = store.lock(self.path, "tune-", timeout=0)
         self._owner = Path(str(self._lock.lock_file) + ".owner")
         self.records: list[dict] = []
-        self.retry: list[dict] = []     # resumed timeouts measured again, first
-        self.retried: list[dict] = []   # their records, exported until measured again
+        self.retried: list[dict] = []   # resumed timeouts, measured again first
         self.resumed = 0
 
     def open(self, fresh: bool = False, timeout: float | None = None) -> TuneLog:
@@ -106,7 +105,6 @@ class TuneLog:
                      and r.get("timeout_s", 0) < timeout for r in last]
             self.records = [r for r, a in zip(last, again) if not a]
             self.retried = [r for r, a in zip(last, again) if a]
-            self.retry = [r["params"] for r in self.retried]
         except BaseException:
             self.close()
             raise
@@ -134,6 +132,12 @@ class TuneLog:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def unretried(self) -> list[dict]:
+        """The old records of the resumed timeouts not measured again (yet): the T4 export
+        keeps them."""
+        done = {key(r["params"]) for r in self.records}
+        return [r for r in self.retried if key(r["params"]) not in done]
 
     def append(self, record: dict) -> dict:
         """Stamp, write (flushed and fsynced) and keep one finished evaluation."""
