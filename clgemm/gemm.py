@@ -221,8 +221,7 @@ class Plan:
         key = (_orient(fa, self.trans_a), _orient(fb, self.trans_b),
                None if c is None else _orient(c.flags, False), c is not None and beta != 0.0,
                a.base_data is b.base_data)
-        if c is not None and (c.base_data is a.base_data or c.base_data is b.base_data
-                              or operands.overlaps(c, a) or operands.overlaps(c, b)):
+        if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
             raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
                              "over an input")
         self._hot = (weakref.ref(a), weakref.ref(b), None if c is None else weakref.ref(c),
