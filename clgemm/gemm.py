@@ -125,7 +125,9 @@ class Plan:
         self.reused = 0
         self._out_bytes = 4 * self.shape[0] * self.shape[1]
         self._c_shape = self.shape[:2]
-        self._pools: dict[int, Allocator] = {}    # the result's allocator, per thread
+        # per thread: the result's allocator, and the maker of result Arrays (operands.Results)
+        # for each order a layout writes C in
+        self._pools: dict[int, tuple[Allocator, dict]] = {}
         # [the last event this plan enqueued]: clgemm.events.foreign's `own`, and what the
         # finalizer (cache.bury), which may not hold self, waits for
         self._last: list[cl.Event | None] = [None]
@@ -140,12 +142,18 @@ class Plan:
         if self.record and not self.matvec:
             record.note_shape(queue.device, self.kernel, *self.shape)
 
-    def _pool(self) -> Allocator:
-        """The calling thread's allocator for results, found once per thread: looking the
-        pool up by context and thread on every call cost about a microsecond."""
-        pool = self.allocator or memory_pool(self.queue)
-        self._pools[get_ident()] = pool
-        return pool
+    def _pool(self) -> tuple[Allocator, dict]:
+        """The calling thread's allocator for results, found once per thread (looking the
+        pool up by context and thread on every call cost about a microsecond), and its
+        result Arrays' makers by order."""
+        mine = self._pools[get_ident()] = (self.allocator or memory_pool(self.queue), {})
+        return mine
+
+    def _results(self, pool: Allocator, makers: dict, order: str | None) -> operands.Results:
+        m, n = self.shape[:2]
+        strides = (4, 4 * m) if order == "F" else (4 * n, 4)
+        made = makers[order] = operands.Results(self.queue, (m, n), strides, pool)
+        return made
 
     @property
     def kernel(self) -> str:
@@ -261,7 +269,7 @@ class Plan:
              alpha: float, beta: float):
         out = pool = None
         if c is None:
-            pool = self._pools.get(get_ident()) or self._pool()
+            pool, makers = self._pools.get(get_ident()) or self._pool()
             with _alloc_lock:
                 out = (pool if self._checked is None else self._checked)(self._out_bytes)
         bufs += (out,)
@@ -300,9 +308,8 @@ class Plan:
             if seen:
                 events.forget(c, seen)
             return c
-        m, n = self.shape[:2]
-        strides = (4, 4 * m) if variant.out_order == "F" else (4 * n, 4)
-        return operands.new_array(self.queue, (m, n), strides, out, pool, ev)
+        order = variant.out_order
+        return (makers.get(order) or self._results(pool, makers, order))(out, ev)
 
     def _lay_out(self, a, b, c, alpha: float, beta: float, bufs: tuple,
                  views: tuple | None) -> Variant:
@@ -447,7 +454,13 @@ def _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k, 
     """The plan cache's key: the operands' shapes as given (only shapes that made a plan are
     kept), the options, and the database's generation. The options' types are in it: 1.0 ==
     True and 5.0 == 5 hash alike, and a value refused by its check (trans_b=1.0, kernel=5.0)
-    must not find the plan that a valid one made."""
+    must not find the plan that a valid one made. A call that leaves every option at its
+    default, the common case, has a short key of its own: building and hashing the long
+    one cost about a microsecond of a cached call's host time."""
+    if (kernel is None and params is None and allocator is None and trans_a is False
+            and trans_b is False and guard is True and type(transposed_by) is str
+            and transposed_by == "auto" and type(split_k) is str and split_k == "auto"):
+        return (queue, a.shape, b.shape, db.generation())
     return (queue, a.shape, b.shape, trans_a, type(trans_a), trans_b, type(trans_b), kernel,
             type(kernel), None if params is None else
             tuple(sorted((name, value, type(value)) for name, value in params.items())),

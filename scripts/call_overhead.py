@@ -12,6 +12,13 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   gemm_c    clgemm.gemm(queue, a, b, c) into an existing Array
   gemm_flush  gemm() then queue.flush(): whether the driver holds a launch back until the
             queue is flushed (the kernel would then start only at queue.finish())
+  gemm_wait   gemm(), synchronised by waiting on the result's event (clWaitForEvents)
+            instead of queue.finish()
+  gemm_poll   gemm(), synchronised by a flush and then polling the result's event status
+            in a loop (no driver wait at all): how much of "+ sync" is the driver's wait
+  bound_poll  the bound kernel, synchronised the same way
+  floor     what any cached call must do: a pooled output, the bound kernel pointed at it,
+            enqueued, and the result Array made (no lookups, no checks)
   plan      a clgemm.Plan called as plan(a, b)
   uncached  gemm() with its plan cache emptied before each call (the first-call path,
             programs already built)
@@ -19,8 +26,8 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
             has CUDA: the same whole call on the other side
 Besides host times, where the call is one kernel, the device span of that kernel when each
 call is synchronised (profiling events) and back to back (the tuner's measure), and
-cuBLAS's span by CUDA events: whole call minus span is what the call costs around its
-kernel. With --steps, the device span of each launch of the call (e.g. a guarded kernel's
+cuBLAS's span by CUDA events, of one call and back to back: whole call minus span is what
+the call costs around its kernel. --only keeps the contenders named (comma-separated). With --steps, the device span of each launch of the call (e.g. a guarded kernel's
 scan, kernel and fallback) and of the whole sequence, each call synchronised. --kernel
 names the kernel of every clgemm call. Prints a table and, with --json, writes the rows
 to a file.
@@ -39,7 +46,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import clgemm
-from clgemm import kernels
+from clgemm import kernels, operands
 
 
 def gemm_kernel(text: str) -> str:
@@ -51,22 +58,54 @@ def gemm_kernel(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def host_us(call, sync, repeat: int) -> tuple[list[float], list[float]]:
-    """(call alone, call + sync) in microseconds, `repeat` of each."""
+def host_us(call, sync, repeat: int, idle=lambda: None) -> tuple[list[float], list[float]]:
+    """(call alone, call + sync) in microseconds, `repeat` of each; `idle` runs before
+    each timed call (--idle)."""
     call()
     sync()
     alone, synced = [], []
     for _ in range(repeat):
+        idle()
         t0 = time.perf_counter()
         call()
         t1 = time.perf_counter()
         sync()
         alone.append((t1 - t0) * 1e6)
+        idle()
         t0 = time.perf_counter()
         call()
         sync()
         synced.append((time.perf_counter() - t0) * 1e6)
     return alone, synced
+
+
+def idler(spec: str):
+    """What --idle asks before each timed call: "spin:US" keeps the host thread busy for US
+    microseconds (Python, no driver call), "sleep:US" sleeps that long, "" nothing: whether
+    a call's host time depends on what the host did just before it."""
+    if not spec:
+        return lambda: None
+    how, _, us = spec.partition(":")
+    seconds = float(us) / 1e6
+    if how == "sleep":
+        return lambda: time.sleep(seconds)
+
+    def spin():
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+    return spin
+
+
+_STATUS = cl.event_info.COMMAND_EXECUTION_STATUS
+
+
+def poll(queue: cl.CommandQueue, ev: cl.Event) -> None:
+    """Until `ev` completes, by asking its status in a loop (after a flush, so that the
+    launch is submitted whatever the driver's policy)."""
+    queue.flush()
+    while ev.get_info(_STATUS) > 0:
+        pass
 
 
 def kernel_spans(ctx, a, b, repeat: int) -> tuple[float, float] | None:
@@ -159,6 +198,20 @@ def cublas_span_us(call, repeat: int) -> float:
     return bench(call, repeat) * 1e3
 
 
+def cublas_back_to_back_us(call, repeat: int) -> float:
+    """Microseconds a call, CUDA events around `repeat` calls made back to back."""
+    import torch
+    call()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(repeat):
+        call()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) * 1e3 / repeat
+
+
 PIECES = [   # statements of a cached call, timed alone (names from pieces() below)
     "clgemm.gemm(queue, a, b)", "plan(a, b)", "step()", "bound_args()",
     "queue.device", "db.version(queue.device)", "hash(queue)",
@@ -213,6 +266,9 @@ def main() -> None:
                     help="also time each launch of the call on the device")
     ap.add_argument("--pieces", action="store_true",
                     help="also time the statements of a cached call one by one")
+    ap.add_argument("--idle", default="", help="spin:US or sleep:US before each timed call")
+    ap.add_argument("--only", default=None,
+                    help="the contenders to time, comma-separated (default: all)")
     args = ap.parse_args()
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
@@ -241,30 +297,51 @@ def main() -> None:
                 k_.set_arg(i, (a, b, c, c)[r].base_data)
             return step()
 
+        last: list = [None]          # the last call's event, for the waits on it
+        pool = clgemm.memory_pool(queue)
+        out_slot = [(k_, i) for k_, i, r in variant.kslots if r == 3]
+
+        def floor():
+            out = pool(4 * size * size)
+            for k_, i in out_slot:
+                k_.set_arg(i, out)
+            return operands.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
+
+        def keep(ev):
+            last[0] = ev
         calls = {"bare": lambda: cl.enqueue_nd_range_kernel(queue, knl, (32,), (32,)),
                  "bound": step,
                  "bound_args": bound_args,
                  "gemm": lambda: gemm(queue, a, b),
                  "gemm_c": lambda: gemm(queue, a, b, c),
                  "gemm_flush": lambda: (gemm(queue, a, b), queue.flush()),
+                 "gemm_wait": lambda: keep(gemm(queue, a, b).events[-1]),
+                 "gemm_poll": lambda: keep(gemm(queue, a, b).events[-1]),
+                 "bound_poll": lambda: keep(step()),
+                 "floor": floor,
                  "plan": lambda: plan(a, b),
                  "uncached": uncached}
         syncs = dict.fromkeys(calls, queue.finish)
+        syncs["gemm_wait"] = lambda: last[0].wait()
+        syncs["gemm_poll"] = syncs["bound_poll"] = lambda: poll(queue, last[0])
         torch_side = cublas_calls(size)
         if torch_side is not None:
             calls["cublas"], syncs["cublas"] = torch_side[0], torch_side[1]
+        if args.only:
+            calls = {name: calls[name] for name in args.only.split(",") if name in calls}
         alone: dict[str, list[float]] = {name: [] for name in calls}
         synced: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(args.rounds):
             for name, call in calls.items():
-                x, y = host_us(call, syncs[name], args.repeat)
+                x, y = host_us(call, syncs[name], args.repeat, idler(args.idle))
                 alone[name] += x
                 synced[name] += y
         row = {"size": size, "device": queue.device.name.strip(),
                "driver": queue.device.driver_version.strip(),
                **{f"{name}_us": statistics.median(ts) for name, ts in alone.items()},
                **{f"{name}_sync_us": statistics.median(ts) for name, ts in synced.items()}}
-        row["gemm_over_bare_us"] = row["gemm_us"] - row["bare_us"]
+        if "gemm" in calls and "bare" in calls:
+            row["gemm_over_bare_us"] = row["gemm_us"] - row["bare_us"]
         if args.pieces:
             row["pieces_us"] = pieces(queue, a, b, plan, step, bound_args)
             for stmt, us in row["pieces_us"].items():
@@ -278,8 +355,9 @@ def main() -> None:
         spans = None if args.kernel else kernel_spans(ctx, a, b, args.repeat)
         if spans is not None:
             row["kernel_span_synced_us"], row["kernel_span_back_to_back_us"] = spans
-        if torch_side is not None:
+        if "cublas" in calls:
             row["cublas_span_us"] = cublas_span_us(calls["cublas"], args.repeat)
+            row["cublas_back_to_back_us"] = cublas_back_to_back_us(calls["cublas"], args.repeat)
         rows.append(row)
     names = list(calls)
     for what, suffix in (("the call alone", "_us"), ("call + finish", "_sync_us")):
@@ -288,11 +366,13 @@ def main() -> None:
         for r in rows:
             print(f"{r['size']:<5} " + "  ".join(f"{r[n + suffix]:9.1f}" for n in names))
     for r in rows:
-        print(f"{r['size']}: a cached gemm() call takes {r['gemm_over_bare_us']:.1f} us of host "
-              f"time more than a bare kernel launch")
+        if "gemm_over_bare_us" in r:
+            print(f"{r['size']}: a cached gemm() call takes {r['gemm_over_bare_us']:.1f} us of "
+                  f"host time more than a bare kernel launch")
     for r in rows:
         parts = [f"{key[:-3]} {r[key]:.1f}" for key in ("kernel_span_synced_us",
-                 "kernel_span_back_to_back_us", "cublas_span_us") if key in r]
+                 "kernel_span_back_to_back_us", "cublas_span_us",
+                 "cublas_back_to_back_us") if key in r]
         if parts:
             print(f"{r['size']}: device spans (us): " + ", ".join(parts))
     print("plan cache:", clgemm.cache_info())

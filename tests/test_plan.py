@@ -156,6 +156,36 @@ def test_a_plan_keeps_no_caller_buffer_alive(queue, rng):
 
 
 
+def test_every_result_is_an_array_of_its_own(queue, rng):
+    """After the first, a plan's results are made by copying the first one's attributes
+    (operands.Results): each must still be a whole Array of its own (its buffer, event,
+    order, allocator) that pyopencl's operations take, and the copying holds none alive:
+    once all are dropped the pool hands their very buffers out again."""
+    import gc
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    for order in "CF":        # both operands Fortran-ordered: C is written transposed
+        plan = clgemm.Plan(queue, 21, 19, 7, kernel="5", params=P5, allocator=pool)
+        ha, hb = rand(rng, 21, 7, order=order), rand(rng, 7, 19, order=order)
+        a, b = cla.to_device(queue, ha), cla.to_device(queue, hb)
+        ref = verify.reference(ha, hb)
+        outs = [plan(a, b) for _ in range(4)]      # the first by pyopencl's constructor
+        ptrs = {o.base_data.int_ptr for o in outs}
+        assert len(ptrs) == 4
+        for o in outs:
+            assert type(o) is cla.Array and o.shape == (21, 19) and o.dtype == np.float32
+            assert o.flags.c_contiguous if order == "C" else o.flags.f_contiguous
+            assert o.allocator is pool and o.queue is queue and len(o.events) == 1
+            assert verify.rel_error(o.get(), ref) <= verify.tolerance(7)
+        assert outs[1].events[0] is not outs[2].events[0]
+        twice = (outs[3] * 2).get()         # a pyopencl operation on a copied Array
+        assert verify.rel_error(twice, 2 * ref) <= verify.tolerance(7)
+        del outs, o
+        gc.collect()
+        again = [pool(4 * 21 * 19) for _ in range(4)]
+        assert {x.int_ptr for x in again} == ptrs, f"{order}: a result's buffer was kept alive"
+        del again
+
+
 def test_the_same_operands_again_and_others_in_their_place(queue, rng):
     """A call with the previous call's Arrays skips their checks, holding them only by weak
     references: the plan keeps no operand alive, and Arrays made after them (which may
