@@ -229,9 +229,7 @@ class Plan:
         key = (_orient(fa, self.trans_a), _orient(fb, self.trans_b),
                None if c is None else _orient(c.flags, False), c is not None and beta != 0.0,
                a.base_data is b.base_data)
-        if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
-            raise ValueError("c shares its buffer with a or b; GEMM cannot run in place "
-                             "over an input")
+        _refuse_in_place(a, b, c)
         self._hot = (weakref.ref(a), weakref.ref(b), None if c is None else weakref.ref(c),
                      key[:3] + (False,) + key[4:], key[:3] + (c is not None,) + key[4:])
         return self._run(key, (a.base_data, b.base_data, None if c is None else c.base_data),
@@ -245,9 +243,7 @@ class Plan:
         dimension and class of offset (at a sub-buffer's origin and read where it lies, or
         copied with float4s or floats), so that blocks at other offsets reuse it: their
         copies' offset arguments are set per call."""
-        if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
-            raise ValueError("c overlaps a or b in their buffer; GEMM cannot run in place "
-                             "over an input")
+        _refuse_in_place(a, b, c)
         parts = [self._part(x, name, t) for x, name, t in
                  ((a, "a", self.trans_a), (b, "b", self.trans_b), (c, "c", False))]
         key = (parts[0][0], parts[1][0], parts[2][0], c is not None and beta != 0.0,
@@ -359,8 +355,8 @@ class Plan:
         self._check(a, b, c)
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
-        if operands.overlaps(c, a) or operands.overlaps(c, b):
-            raise ValueError("c shares its buffer with a or b; GEMM cannot run in place over an input")
+        # a device c over a device a or b is refused by _device, which every c that is an
+        # Array reaches (a numpy c is written only after the inputs are on the device)
         da, db_ = self._upload(a), self._upload(b)
         if c is None:
             out = self._device(da, db_, None, alpha, beta)
@@ -381,6 +377,13 @@ class Plan:
         if not (x.flags.c_contiguous or x.flags.f_contiguous):
             x = np.ascontiguousarray(x)
         return cla.to_device(self.queue, x, allocator=self._allocate)
+
+
+def _refuse_in_place(a: cla.Array, b: cla.Array, c: cla.Array | None) -> None:
+    """GEMM reads a and b while it writes c: c may not share an element with either
+    (blocks of one matrix that lie apart may be passed together, operands.overlaps)."""
+    if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
+        raise ValueError("c overlaps a or b in memory; GEMM cannot run in place over an input")
 
 
 def _product(plan: Plan) -> str:

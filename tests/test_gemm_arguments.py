@@ -154,8 +154,10 @@ def test_numpy_scalars_are_taken(queue, rng):
 
 def test_c_aliasing_an_input(queue, rng):
     a = cla.to_device(queue, rand(rng, 5, 5))
-    with pytest.raises(ValueError, match="shares its buffer"):
+    with pytest.raises(ValueError, match="c overlaps a or b"):
         clgemm.gemm(queue, a, a, a)
+    with pytest.raises(ValueError, match="c overlaps a or b"):   # a from the host
+        clgemm.gemm(queue, a.get(), a, a)
 
 
 def test_unknown_kernel_and_params(queue, rng):
