@@ -175,18 +175,10 @@ class Plan:
     def describe(self) -> dict:
         """What the plan launches: the kernel, its parameters and where they came from, and
         the launch decisions at its shape for row-major operands."""
-        g, (m, n, k) = self.launch, self.shape
         if self.matvec:
             d = self._planned()[1]          # a copy: the plan keeps its own
             return {**d, "params": dict(d["params"])}
-        launched = g.launched(m, n, k)
-        return {"kernel": g.kernel.key, "params": dict(g.params), "params_source": g.source,
-                "tuned_at": g.tuned_at, "tuned_kernel": g.tuned_kernel, "tuned_on": g.tuned_on,
-                "splits": g.splits(*launched), "padded": g.pads(m, n, k),
-                "tail": g.tail(*launched),
-                "a_kmajor": bool(g.reads[0] and g.kmajor_a(m, n, k)),
-                "columns_first": g.columns_first(*launched),
-                "guarded": self.guard and g.kernel.guarded}
+        return self.launch.describe(*self.shape, self.guard)
 
     def __call__(self, a, b, c=None, *, alpha: float = 1.0, beta: float = 0.0):
         return self._call(a, b, c, alpha, beta)
@@ -229,7 +221,7 @@ class Plan:
         key = (_orient(fa, self.trans_a), _orient(fb, self.trans_b),
                None if c is None else _orient(c.flags, False), c is not None and beta != 0.0,
                a.base_data is b.base_data)
-        _refuse_in_place(a, b, c)
+        operands.refuse_in_place(a, b, c)
         self._hot = (weakref.ref(a), weakref.ref(b), None if c is None else weakref.ref(c),
                      key[:3] + (False,) + key[4:], key[:3] + (c is not None,) + key[4:])
         return self._run(key, (a.base_data, b.base_data, None if c is None else c.base_data),
@@ -243,7 +235,7 @@ class Plan:
         dimension and class of offset (at a sub-buffer's origin and read where it lies, or
         copied with float4s or floats), so that blocks at other offsets reuse it: their
         copies' offset arguments are set per call."""
-        _refuse_in_place(a, b, c)
+        operands.refuse_in_place(a, b, c)
         parts = [self._part(x, name, t) for x, name, t in
                  ((a, "a", self.trans_a), (b, "b", self.trans_b), (c, "c", False))]
         key = (parts[0][0], parts[1][0], parts[2][0], c is not None and beta != 0.0,
@@ -377,13 +369,6 @@ class Plan:
         if not (x.flags.c_contiguous or x.flags.f_contiguous):
             x = np.ascontiguousarray(x)
         return cla.to_device(self.queue, x, allocator=self._allocate)
-
-
-def _refuse_in_place(a: cla.Array, b: cla.Array, c: cla.Array | None) -> None:
-    """GEMM reads a and b while it writes c: c may not share an element with either
-    (blocks of one matrix that lie apart may be passed together, operands.overlaps)."""
-    if c is not None and (operands.overlaps(c, a) or operands.overlaps(c, b)):
-        raise ValueError("c overlaps a or b in memory; GEMM cannot run in place over an input")
 
 
 def _product(plan: Plan) -> str:

@@ -239,6 +239,19 @@ class GemmPlan:
     def columns_first(self, m: int, n: int, k: int) -> bool:
         return heuristics.columns_first(self.kernel, self.params, (m, n, k), self.facts)
 
+    def describe(self, m: int, n: int, k: int, guard: bool) -> dict:
+        """What a product of this shape launches with row-major operands: the kernel, its
+        parameters and where they came from, and the launch decisions (Plan.describe)."""
+        launched = self.launched(m, n, k)
+        return {"kernel": self.kernel.key, "params": dict(self.params),
+                "params_source": self.source, "tuned_at": self.tuned_at,
+                "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
+                "splits": self.splits(*launched), "padded": self.pads(m, n, k),
+                "tail": self.tail(*launched),
+                "a_kmajor": bool(self.reads[0] and self.kmajor_a(m, n, k)),
+                "columns_first": self.columns_first(*launched),
+                "guarded": guard and self.kernel.guarded}
+
     def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> int:
         return heuristics.wave_steps(self.kernel, self.params, (m, n, k), self.facts,
                                      residents, self.tuned_split)

@@ -156,6 +156,13 @@ def device_view(x: cla.Array, name: str, align: int) -> View:
     return View(Matrix(sub, rows, cols, ld, res), t)
 
 
+def refuse_in_place(a, b, c) -> None:
+    """GEMM reads a and b while it writes c: c may not share an element with either
+    (blocks of one matrix that lie apart may be passed together: overlaps)."""
+    if c is not None and (overlaps(c, a) or overlaps(c, b)):
+        raise ValueError("c overlaps a or b in memory; GEMM cannot run in place over an input")
+
+
 def overlaps(x, y) -> bool:
     """Whether two matrices share an element (c written over a or b). Blocks of one device
     matrix, as BLAS users pass them (C22 -= A21 @ A12), do not when their elements lie
