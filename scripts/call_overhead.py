@@ -254,6 +254,25 @@ def pieces(queue, a, b, plan, step, bound_args, number: int = 2000) -> dict[str,
     return out
 
 
+def python_us(queue, a, b, plan, number: int = 20000) -> dict[str, float]:
+    """Microseconds of Python in a cached gemm() and plan(a, b), every bound launch replaced
+    by handing back one prepared event (the fastest of 5 runs of `number` calls): the host
+    work of a call without the driver's, which varies with the host less."""
+    import timeit
+
+    from clgemm import build
+    ev = cl.enqueue_marker(queue)
+    queue.finish()
+    launch = build.Bound.__call__
+    build.Bound.__call__ = lambda self, wait_for=None: ev
+    try:
+        return {name: min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
+                for name, call in (("gemm", lambda: clgemm.gemm(queue, a, b)),
+                                   ("plan", lambda: plan(a, b)))}
+    finally:
+        build.Bound.__call__ = launch
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16,512", help="square sizes, comma-separated")
@@ -266,6 +285,8 @@ def main() -> None:
                     help="also time each launch of the call on the device")
     ap.add_argument("--pieces", action="store_true",
                     help="also time the statements of a cached call one by one")
+    ap.add_argument("--python", action="store_true",
+                    help="also time the Python of a cached call, its launches replaced")
     ap.add_argument("--idle", default="", help="spin:US or sleep:US before each timed call")
     ap.add_argument("--only", default=None,
                     help="the contenders to time, comma-separated (default: all)")
@@ -346,6 +367,10 @@ def main() -> None:
             row["pieces_us"] = pieces(queue, a, b, plan, step, bound_args)
             for stmt, us in row["pieces_us"].items():
                 print(f"{size}: {us:7.2f} us  {stmt}")
+        if args.python:
+            row["python_us"] = python_us(queue, a, b, plan)
+            print(f"{size}: Python of a cached call (launches replaced): " + ", ".join(
+                f"{name} {us:.2f} us" for name, us in row["python_us"].items()))
         if args.steps:
             row["steps"] = step_spans(ctx, a, b, args.kernel, args.repeat)
             for name, rep in row["steps"].items():
