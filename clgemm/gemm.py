@@ -24,7 +24,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import cache, db, degenerate, events, heuristics, kernels, matvec, operands, record
+from . import arrays, cache, db, degenerate, events, heuristics, kernels, matvec, operands, record
 from . import guard as guards
 from .cache import memory_pool
 from .cache import plans as _plans, stats as _stats      # read on gemm()'s hot path
@@ -125,7 +125,7 @@ class Plan:
         self.reused = 0
         self._out_bytes = 4 * self.shape[0] * self.shape[1]
         self._c_shape = self.shape[:2]
-        # per thread: the result's allocator, and the maker of result Arrays (operands.Results)
+        # per thread: the result's allocator, and the maker of result Arrays (arrays.Results)
         # for each order a layout writes C in
         self._pools: dict[int, tuple[Allocator, dict]] = {}
         # [the last event this plan enqueued]: clgemm.events.foreign's `own`, and what the
@@ -149,10 +149,10 @@ class Plan:
         mine = self._pools[get_ident()] = (self.allocator or memory_pool(self.queue), {})
         return mine
 
-    def _results(self, pool: Allocator, makers: dict, order: str | None) -> operands.Results:
+    def _results(self, pool: Allocator, makers: dict, order: str | None) -> arrays.Results:
         m, n = self.shape[:2]
         strides = (4, 4 * m) if order == "F" else (4 * n, 4)
-        made = makers[order] = operands.Results(self.queue, (m, n), strides, pool)
+        made = makers[order] = arrays.Results(self.queue, (m, n), strides, pool)
         return made
 
     @property

@@ -46,7 +46,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import clgemm
-from clgemm import kernels, operands
+from clgemm import arrays, kernels
 
 
 def gemm_kernel(text: str) -> str:
@@ -242,7 +242,7 @@ def pieces(queue, a, b, plan, step, bound_args, number: int = 2000) -> dict[str,
     env = dict(clgemm=clgemm, queue=queue, a=a, b=b, plan=plan, step=step,
                bound_args=bound_args, db=db, operands=operands, F32=F32, ctx=queue.context,
                _plans=gemm_module._plans, pool=clgemm.memory_pool(queue), knl_=knl_, i_=i_,
-               new_array=operands.new_array, ev=ev, lock=threading.RLock(),
+               new_array=arrays.new_array, ev=ev, lock=threading.RLock(),
                threading=threading)
     out = {}
     for stmt in PIECES:
@@ -326,7 +326,7 @@ def main() -> None:
             out = pool(4 * size * size)
             for k_, i in out_slot:
                 k_.set_arg(i, out)
-            return operands.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
+            return arrays.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
 
         def keep(ev):
             last[0] = ev

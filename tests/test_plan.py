@@ -4,6 +4,7 @@ import time
 import types
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 import pytest
@@ -158,7 +159,7 @@ def test_a_plan_keeps_no_caller_buffer_alive(queue, rng):
 
 def test_every_result_is_an_array_of_its_own(queue, rng):
     """After the first, a plan's results are made by copying the first one's attributes
-    (operands.Results): each must still be a whole Array of its own (its buffer, event,
+    (arrays.Results): each must still be a whole Array of its own (its buffer, event,
     order, allocator) that pyopencl's operations take, and the copying holds none alive:
     once all are dropped the pool hands their very buffers out again."""
     import gc
@@ -184,6 +185,30 @@ def test_every_result_is_an_array_of_its_own(queue, rng):
         again = [pool(4 * 21 * 19) for _ in range(4)]
         assert {x.int_ptr for x in again} == ptrs, f"{order}: a result's buffer was kept alive"
         del again
+
+
+def test_results_of_an_array_with_more_state_are_constructed_each_time(queue, rng,
+                                                                         monkeypatch):
+    """A pyopencl whose Array keeps more than values fixed by the plan (here a list, which
+    copies would share, or the buffer under another name) must get its constructor on every
+    call: a copied Array would share that state or point at the first call's buffer."""
+    from clgemm import arrays
+    made = []
+
+    def constructor(queue, shape, strides, buf, allocator, ev):
+        arr = cla.Array(queue, shape, np.float32, allocator=allocator, data=buf,
+                        strides=strides, events=[ev])
+        arr.extra = [buf] if len(made) % 2 else buf     # both kinds of state, by turns
+        made.append(arr)
+        return arr
+    monkeypatch.setattr(arrays, "new_array", constructor)
+    for _ in range(2):
+        res = arrays.Results(queue, (3, 4), (16, 4), None)
+        for _ in range(3):
+            buf = cla.empty(queue, (3, 4), np.float32).base_data
+            out = res(buf, cl.enqueue_marker(queue))
+            assert out.base_data is buf and out.extra is not None
+    assert len(made) == 6
 
 
 def test_the_same_operands_again_and_others_in_their_place(queue, rng):
@@ -324,10 +349,12 @@ def test_c_over_an_input_is_refused_on_every_call(queue, rng):
 
 
 @pytest.mark.parametrize("module,above", [("cache", "gemm"), ("degenerate", "gemm"),
-                                          ("events", "gemm"), ("store", "db")])
+                                          ("events", "gemm"), ("arrays", "gemm"),
+                                          ("store", "db")])
 def test_modules_split_out_do_not_import_back(module, above):
     """Data flows one way, call -> plan -> launch: the modules split out of clgemm.gemm
-    (the plan cache and pools, products with a zero dimension, a call's events) and of
+    (the plan cache and pools, products with a zero dimension, a call's events, its result
+    Arrays) and of
     clgemm.db (its files on disk) lie below it and import nothing of it, not even inside
     a function, where a cycle would not show at import time."""
     import ast
