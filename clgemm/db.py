@@ -65,7 +65,10 @@ def _db_file(dev: cl.Device) -> str:
 def check_writable(dev: cl.Device, database: bool = True) -> None:
     """Raise ValueError naming the folder if the tuner's log folder (and, with `database`,
     the database's) cannot be made or written: found after a sweep, it would lose the sweep."""
-    for folder in [_log_dir(dev), locks_dir()] + ([db_path(dev).parent] if database else []):
+    # a database linked in is written where the link leads (store.write_atomic)
+    real = Path(os.path.realpath(db_path(dev))).parent
+    folders = [_log_dir(dev), locks_dir()] + ([db_path(dev).parent, real] if database else [])
+    for folder in dict.fromkeys(folders):
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:     # its name, where not the folder's: the part in the way
@@ -88,15 +91,27 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
 def valid_params(kernel: kernels.Kernel, params: object) -> dict | None:
     """The parameters if they are exactly the kernel's names, each an int from its declared
     space, satisfying its constraints; otherwise None. Nothing else reaches the compiler."""
-    if not isinstance(params, dict) or set(params) != set(kernel.defaults):
+    if params_problem(kernel, params):
         return None
-    out = {}
+    return {p.name: params[p.name] for p in kernel.params}
+
+
+def params_problem(kernel: kernels.Kernel, params: object) -> str | None:
+    """What makes `params` invalid for `kernel` (valid_params), in words; None if nothing."""
+    if not isinstance(params, dict):
+        return f"params {params!r} is not an object of name: value"
+    if set(params) != set(kernel.defaults):
+        missing, extra = sorted(set(kernel.defaults) - set(params)), sorted(set(params) - set(kernel.defaults))
+        return "params " + "; ".join(
+            ([f"lack {', '.join(missing)}"] if missing else [])
+            + ([f"name {', '.join(map(repr, extra))}, which kernel {kernel.key} does not take"]
+               if extra else []))
     for p in kernel.params:
         v = params[p.name]
         if type(v) is not int or v not in p.space:
-            return None
-        out[p.name] = v
-    return out if not kernel.violations(out) else None
+            return f"{p.name} = {v!r} is not one of {', '.join(map(str, p.space))}"
+    bad = kernel.violations(dict(params))
+    return "; ".join(bad) if bad else None
 
 
 def is_number(x: object) -> bool:
@@ -149,27 +164,29 @@ def _load(path: Path) -> dict:
                           DataWarning, stacklevel=3)
             continue
         for shape, entry in shapes.items():
-            params = valid_params(kern, entry.get("params")) if isinstance(entry, dict) else None
             dims = parse_shape(shape)
-            if params is None or dims is None:
-                why = "invalid"
-            elif not is_positive(entry.get("gflops")):
+            why = ("the shape is not MxNxK in positive integers" if dims is None
+                   else f"the entry {entry!r} is not an object" if not isinstance(entry, dict)
+                   else params_problem(kern, entry.get("params")))
+            if why is None and not is_positive(entry.get("gflops")):
                 why = f"gflops {entry.get('gflops')!r} is not a positive number"
-            elif "ms_median" in entry and not is_positive(entry["ms_median"]):
+            elif why is None and "ms_median" in entry and not is_positive(entry["ms_median"]):
                 why = f"ms_median {entry['ms_median']!r} is not a positive number"
-            else:
-                why = None
             if why:
                 warnings.warn(f"{path}: entry kernel {key} shape {shape!r} ignored ({why})",
                               DataWarning, stacklevel=3)
                 continue
-            # an entry filed under the kernel's name counts, but never over one under its
-            # key, which a tune writes (the name's entry shadowed a new tune)
+            # an entry filed under the kernel's name, or under another spelling of its shape
+            # ("064x64x64"), counts, but never over one under the key and the shape as a
+            # tune writes them (such an entry shadowed a new tune)
             into = out.setdefault(kern.key, {})
-            if key != kern.key and shape in into:
+            canon = shape_key(*dims)
+            if (key != kern.key or shape != canon) and canon in into:
                 continue
-            into[shape] = {"params": params, "gflops": float(entry["gflops"]), "shape": dims,
-                           "file": str(path)}
+            shape = canon
+            into[shape] = {"params": valid_params(kern, entry["params"]),
+                           "gflops": float(entry["gflops"]),
+                           "shape": dims, "file": str(path)}
             splits = entry.get("splits")
             if _count(splits) and splits <= MAX_SPLITS:
                 into[shape]["splits"] = splits
@@ -211,7 +228,10 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
     if not isinstance(s, str):
         return None
     parts = s.lower().split("x")
-    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):
+    # 18 digits at most: no matrix has more rows (int() of thousands refuses, and a
+    # shape's logarithms overflow well before)
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and len(p) <= 18 and int(p) > 0
+                                  for p in parts):
         return None
     return tuple(int(p) for p in parts)
 
@@ -308,6 +328,10 @@ def entries_for(dev: cl.Device) -> dict:
                           f"the device and driver it was tuned on (this one is {key!r})",
                           DataWarning, stacklevel=2)
             continue
+        if str(path) == user and not _names(device, key):
+            warnings.warn(f"{path}: tuning database ignored: its \"device\" field names "
+                          f"{device!r}, not this device ({key!r})", DataWarning, stacklevel=2)
+            continue
         docs.append((path, device))
     exact = [p for p, d in docs if d == key or d is None]
     if not any(d == key for _, d in docs):
@@ -386,6 +410,10 @@ def thresholds(dev: cl.Device,
                           f"number)", DataWarning, stacklevel=2)
             continue
         for name, value in given.items():
+            if limits is not None and name not in limits:
+                warnings.warn(f"{path}: threshold {name!r} ignored (unknown; known: "
+                              f"{', '.join(limits)})", DataWarning, stacklevel=2)
+                continue
             lo, hi = (limits or {}).get(name, (0, math.inf))
             if is_number(value) and lo <= value <= hi:
                 out[name] = float(value)
@@ -402,7 +430,7 @@ _thresholds: dict = {}
 
 def distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     """How far apart two shapes are: the sum of |log| of their dimensions' ratios."""
-    return sum(abs(math.log(x / y)) for x, y in zip(a, b))
+    return sum(abs(math.log(x) - math.log(y)) for x, y in zip(a, b))
 
 
 def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: int,
@@ -467,6 +495,8 @@ def _update(path: Path, dev: cl.Device, kernel: str, shape: str, entry: dict) ->
                 why = f"not a schema {SCHEMA} database"
             elif not all(isinstance(v, dict) for v in old["entries"].values()):
                 why = "a kernel's entries are not an object of shapes"
+            elif not _names(old.get("device"), device_key(dev)):
+                why = f"its \"device\" field names {old.get('device')!r}, not this device"
         except (OSError, ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
             why = str(e) or type(e).__name__
         if why is None:      # its other fields (thresholds, notes) are kept as they are

@@ -195,7 +195,8 @@ def matvec_slices(across: int, depth: int, f: Facts,
         while s > 1 and depth // s < thinnest:
             s //= 2
         return min(s, MAX_SPLITS)
-    want = -(-int(f["matvec_groups"] * f.compute_units) // across)
+    # capped before int(): a threshold of 1e308 a compute unit is a float's infinity
+    want = -(-int(min(f["matvec_groups"] * f.compute_units, MAX_SPLITS * across)) // across)
     return max(1, min(want, depth // int(f["matvec_min_depth"]), MAX_SPLITS))
 
 

@@ -51,11 +51,16 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
                     usable=lambda k, e: (kernel is not None or (k in kernels.GEMM
                                                                 and not kernels.get(k).opt_in))
                     and _fits(dev, kernel or k, k, e))
-    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks
+    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks,
+        # among this device's own entries before another device's (db "tuned_on"): speeds
+        # measured on two devices do not compare, and a user's own tune must count
         best: dict[tuple, tuple[str, dict]] = {}
+
+        def rank(e: dict) -> tuple[bool, float]:
+            return "tuned_on" not in e, e["gflops"]
         for ke in every:
             seen = best.get(ke[1]["shape"])
-            if seen is None or ke[1]["gflops"] > seen[1]["gflops"]:
+            if seen is None or rank(ke[1]) > rank(seen[1]):
                 best[ke[1]["shape"]] = ke
         every = [ke for ke in every if best[ke[1]["shape"]] is ke]
     choice = heuristics.choose_entry(every, kernel, shape, facts(dev))

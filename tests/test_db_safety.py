@@ -286,3 +286,92 @@ def test_concurrent_writers_keep_every_entry(home):
     doc = json.loads(db.db_path(_fake_device(0)).read_text())
     assert len(doc["entries"]["2"]) == 80
     assert {e["gflops"] for e in doc["entries"]["2"].values()} == {1.0 + i for i in range(20)}
+
+
+# ------------------------------------------------------------------ damaged entries
+
+def test_entries_that_cannot_be_read_are_skipped_saying_why(queue, rng):
+    """Each entry the loader refuses is named with its reason, and gemm() still computes the
+    right product: a dimension too long for a float's logarithm (the nearest-entry distance
+    overflowed), a shape of two dimensions, a missing or foreign parameter, an entry that is
+    no object."""
+    import numpy as np
+    import clgemm
+    p = {"TS": 8}
+    user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {"2": {
+        "1" + "0" * 400 + "x16x16": {"params": p, "gflops": 1.0},
+        "1" + "0" * 5000 + "x16x16": {"params": p, "gflops": 1.0},
+        "64x64": {"params": p, "gflops": 1.0},
+        "32x32x32": {"params": {}, "gflops": 1.0},
+        "33x33x33": {"params": {"TS": 8, "WPT": 2}, "gflops": 1.0},
+        "34x34x34": {"params": {"TS": 5}, "gflops": 1.0},
+        "35x35x35": "fast"}}}))
+    with pytest.warns(db.DataWarning) as w:
+        entries = db.entries_for(queue.device)
+    said = " | ".join(str(x.message) for x in w)
+    assert entries == {}
+    assert said.count("the shape is not MxNxK in positive integers") == 3
+    assert "params lack TS" in said and "name 'WPT', which kernel 2 does not take" in said
+    assert "TS = 5 is not one of" in said and "the entry 'fast' is not an object" in said
+    a = rng.random((20, 20), dtype=np.float32)
+    out = clgemm.gemm(queue, a, a, kernel="2")
+    assert np.allclose(out, a.astype(np.float64) @ a, rtol=1e-5, atol=1e-5)
+
+
+def test_another_spelling_of_a_shape_does_not_hide_a_new_tune(queue):
+    """"064x64x64" and "64X64X64" are 64x64x64: an entry so spelt counts, but the tune that
+    writes "64x64x64" goes over it."""
+    user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device), "entries": {
+        "2": {"064x64x64": {"params": {"TS": 4}, "gflops": 100.0}}}}))
+    assert GemmPlan(queue, "2", shape=(64, 64, 64)).params == {"TS": 4}
+    db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert (plan.params, plan.tuned_at) == ({"TS": 8}, "64x64x64")
+
+
+def test_a_user_database_of_another_device_is_ignored_aloud_and_not_adopted(queue,
+                                                                          monkeypatch):
+    """A user database whose "device" names another device (copied, hand-edited) is
+    ignored with a warning naming both; a tune then moves it aside instead of adopting
+    its entries under this device's name."""
+    one_second(monkeypatch)
+    text = json.dumps({"schema": 1, "device": "Another Device | 9.9", "entries": {
+        "2": {"64x64x64": {"params": {"TS": 4}, "gflops": 100.0}}}})
+    path = user_db(queue, text)
+    with pytest.warns(db.DataWarning, match="names 'Another Device | 9.9', not this device"):
+        assert db.entries_for(queue.device) == {}
+    with pytest.warns(db.DataWarning, match="moved to"):
+        db.record_best(queue.device, "2", 32, 32, 32, {"TS": 8}, 5.0)
+    assert path.with_name(f"{path.stem}.unreadable-{STAMP}.json").read_text() == text
+    assert set(db.entries_for(queue.device)["2"]) == {"32x32x32"}
+
+
+def test_a_threshold_of_no_known_name_is_refused_naming_its_file(queue):
+    path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device),
+                                      "entries": {}, "thresholds": {"pad_min_vol": 5}}))
+    from clgemm import heuristics
+    with pytest.warns(db.DataWarning, match=re.escape(f"{path}: threshold 'pad_min_vol' ignored")):
+        assert "pad_min_vol" not in db.thresholds(queue.device, heuristics.LIMITS)
+
+
+def test_a_huge_matvec_groups_threshold_still_computes(queue, rng):
+    """matvec_groups may be any number from 1: 1e308 a compute unit overflowed int()."""
+    import numpy as np
+    import clgemm
+    user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device),
+                               "entries": {}, "thresholds": {"matvec_groups": 1e308}}))
+    a, b = rng.random((1, 64), dtype=np.float32), rng.random((64, 33), dtype=np.float32)
+    assert np.allclose(clgemm.gemm(queue, a, b), a.astype(np.float64) @ b, rtol=1e-5)
+
+
+def test_a_linked_database_whose_target_cannot_be_written_is_refused_before_tuning(
+        queue, tmp_path):
+    """The database written through a symlink is written where the link leads: a folder
+    there that cannot be made is found before the search, not after it."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    path = db.db_path(queue.device)
+    path.parent.mkdir(parents=True)
+    path.symlink_to(blocker / "db.json")
+    with pytest.raises(ValueError, match=re.escape(str(blocker))):
+        db.check_writable(queue.device)

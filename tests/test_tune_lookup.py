@@ -436,3 +436,22 @@ def test_kernel_6_takes_kernel_5s_entries_where_they_are_nearer(queue, tmp_path,
     r = CliRunner().invoke(main, ["run", "--kernel", "6", "--m", "1", "--n", "64", "--k", "512", "--json"])
     out = json.loads(r.output)
     assert (out["tuned_kernel"], out["params"], out["splits"], out["verified"]) == ("5", of5, 4, True)
+
+
+def test_with_no_kernel_named_the_devices_own_tune_beats_another_devices_entry(
+        queue, tmp_path, monkeypatch):
+    """Where several kernels were tuned at one shape the fastest speaks, but speeds measured
+    on two devices do not compare: a user's own tune (kernel 5 here) goes over a shipped
+    entry of a device of the same architecture (kernel 6, faster there) at that shape."""
+    from clgemm import device as devmod, launch
+    dev, arch = queue.device, "NVIDIA sm_90, 132 compute units"
+    p = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+    sibling = tmp_path / "sibling.json"
+    sibling.write_text(json.dumps({"schema": 1, "device": "Sibling | 1.0", "architecture": arch,
+                                   "entries": {"6": {"64x64x64": {"params": p, "gflops": 900.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [sibling])
+    monkeypatch.setattr(devmod, "architecture", lambda d: arch)
+    assert launch.tuned_entry(queue, None, (64, 64, 64))[0] == "6"
+    db.record_best(dev, "5", 64, 64, 64, dict(p, PAD=1), 5.0)
+    key, entry = launch.tuned_entry(queue, None, (64, 64, 64))
+    assert (key, entry["params"]["PAD"], "tuned_on" in entry) == ("5", 1, False)
