@@ -124,17 +124,21 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "tuned_on", "m", "n", "k",
-            "trans_a", "trans_b", "transposed_by",
+            "alpha", "beta", "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor", "columns_first",
-            "padded", "splits", "tail", "launches", "device", "platform", "driver", "ms_median", "ms_min", "ms_max", "gflops",
-            "verified", "rel_error", "tolerance")
+            "padded", "splits", "tail", "launches", "device", "platform", "driver", "repeat",
+            "ms_median", "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance")
+    # what a run measured, where it did: the rows checked, the output's stability, the
+    # share of the device's peak, the bandwidth of a matrix-vector kernel
+    extra = ("rows_checked", "stable", "peak_fraction", "gbps")
+    emulated = ((kernel.mma and not devmod.has_tf32_mma(queue.device))
+                or (kernel.wgmma and not devmod.has_wgmma(queue.device)))
     if as_json:
         click.echo(json.dumps(verify.json_safe({key: r[key] for key in keys}
-                                                | {"kernel_name": r["kernel_name"]}
-                                                | ({"gbps": r["gbps"]} if "gbps" in r else {}))))
+                                                | {"kernel_name": r["kernel_name"],
+                                                   "emulated": bool(emulated)}
+                                                | {key: r[key] for key in extra if key in r})))
     else:
-        emulated = ((kernel.mma and not devmod.has_tf32_mma(queue.device))
-                    or (kernel.wgmma and not devmod.has_wgmma(queue.device)))
         for line in show.run_lines(r, kernel, emulated, split_k, no_check, (trans_a, trans_b)):
             click.echo(line)
     if r["verified"] is False:

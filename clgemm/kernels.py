@@ -196,7 +196,8 @@ def _integer(value: object) -> int | None:
         return None
     if isinstance(value, str):
         v = value.strip()
-        return int(v) if v.isascii() and v.lstrip("-").isdecimal() else None
+        digits = v[1:] if v.startswith("-") else v     # one sign at most: int() reads no more
+        return int(v) if v.isascii() and digits.isdecimal() else None
     try:
         if int(value) == value:
             return int(value)

@@ -48,7 +48,14 @@ def scalar(x: object, name: str) -> float:
         raise ValueError(f"{name}={v!r} is not finite: clgemm run checks its result against "
                          f"float64, and a non-finite {name} makes every element non-finite "
                          f"(gemm() accepts it and propagates it, as BLAS does)")
+    if v != 0.0 and abs(v) < F32_TINY:
+        raise ValueError(f"{name}={v!r} is below float32's smallest normal number "
+                         f"({F32_TINY:.3g}): the kernels would scale by 0 or a subnormal, and "
+                         f"the check against float64 would fail a right float32 result")
     return v
+
+
+F32_TINY = float(np.finfo(np.float32).tiny)
 
 
 def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object = None,
@@ -145,8 +152,11 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
         alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
         a_kmajor=False, columns_first=False, padded=False, tail=None,
-        # what bounds it: the matrix read once, the vector and C
-        gbps=timing.gbps(4 * (R * L + R + 2 * (L if form == "sweep" else R)), result["ms_median"]))
+        # what bounds it: the matrix read once, the vector (down the rows in the sweep,
+        # along them in the dot), C written and, with beta, read
+        gbps=timing.gbps(4 * (R * L + (R if form == "sweep" else L)
+                              + (L if form == "sweep" else R) * (2 if beta != 0.0 else 1)),
+                         result["ms_median"]))
     return result
 
 
@@ -177,9 +187,11 @@ def _measure(queue: cl.CommandQueue, prep: Prepared, ops: tuple, alpha: float, b
         rows = _rows_to_check(m, n, k, rng)
         report(f"verifying {len(rows)} of {m} rows against float64")
         c_rows = None if c0 is None else c0[rows]
-        ref = verify.reference(opa[rows], opb, alpha, beta, c_rows)
+        # alpha and beta as the kernels have them: rounded to float32
+        a32, b32 = float(np.float32(alpha)), float(np.float32(beta))
+        ref = verify.reference(opa[rows], opb, a32, b32, c_rows)
         err = verify.rel_error(first[rows], ref)
-        ok = verify.passes(first[rows], ref, k, opa[rows], opb, alpha, beta, c_rows)
+        ok = verify.passes(first[rows], ref, k, opa[rows], opb, a32, b32, c_rows)
         result.update(rel_error=err, tolerance=verify.tolerance(k), verified=ok,
                       rows_checked=len(rows))
     report("timing", 0, repeat)
@@ -209,27 +221,38 @@ Progress = Callable[..., None]   # (stage, done=None, total=None)
 def _counted(launch: timing.Launch, done: Callable[[int], None]):
     """`launch`, calling done(count) as each launch it enqueued completes (a profiling event
     callback, so the timed launches are still enqueued back to back), and a call that
-    stops the counting (a callback may come after the events were waited for)."""
-    lock, count, live = threading.Lock(), [0], [True]
+    stops the counting once every callback asked for has come (they come on the driver's
+    thread after the events were waited for; one still due when Python exits aborted the
+    process, `clgemm run` in a terminal: 2026-12-05)."""
+    cond, count, asked, live = threading.Condition(), [0], [0], [True]
 
     def completed(status: int) -> None:
-        with lock:
+        with cond:
             count[0] += 1
             if live[0]:
                 done(count[0])
+            cond.notify_all()
 
     def counted():
         evs = launch()
         try:
             timing.events(evs)[-1].set_callback(cl.command_execution_status.COMPLETE, completed)
         except (cl.Error, AttributeError):   # no callbacks (OpenCL 1.0): no count
-            pass
+            return evs
+        with cond:
+            asked[0] += 1
         return evs
 
-    def stop() -> None:
-        with lock:
+    def stop() -> int:
+        """Mutes done() and waits for the callbacks still due; returns how many came."""
+        with cond:
             live[0] = False
+            cond.wait_for(lambda: count[0] >= asked[0], timeout=CALLBACK_WAIT_S)
+            return count[0]
     return counted, stop
+
+
+CALLBACK_WAIT_S = 10.0   # how long stop() waits for callbacks of launches already done
 
 
 def _rows_to_check(m: int, n: int, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -19,7 +19,8 @@ class TransposePlan:
                  params: Mapping[str, object] | None = None):
         operands.check_queue(queue)
         self.queue = queue
-        self.kernel = kernels.get(kernel or kernels.DEFAULT_TRANSPOSE, kind="transpose")
+        self.kernel = kernels.get(kernels.DEFAULT_TRANSPOSE if kernel is None else kernel,
+                                  kind="transpose")
         self.params = self.kernel.resolve(params, base=self.kernel.defaults_for(queue.device))
         self.kernel.check(self.params, queue.device)
         self._program = build.program(queue.context, self.kernel, self.params)

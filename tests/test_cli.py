@@ -482,3 +482,48 @@ def test_numbers_with_underscores_and_seeds_out_of_range_are_refused(monkeypatch
                "--shapes", "16x16x16,8x8x8")
     assert r.exit_code == 0, r.output
     assert seen["shapes"] == [(16, 16, 16), (8, 8, 8)]
+
+
+def test_run_json_says_what_was_run_and_measured():
+    """--json carries what the text says: alpha, beta, repeats, rows checked, the output's
+    stability, emulation."""
+    r = invoke("run", "--kernel", "5", "--m", "37", "--n", "53", "--k", "29", "--alpha", "2",
+               "--beta", "1", "--repeat", "3", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert (out["alpha"], out["beta"], out["repeat"], out["rows_checked"]) == (2.0, 1.0, 3, 37)
+    assert out["emulated"] is False and "stable" not in out     # beta: c read, no rerun check
+    r = invoke("run", "--kernel", "5", "--size", "16", "--repeat", "2", "--json")
+    assert json.loads(r.output)["stable"] is True
+
+
+def test_run_refuses_an_alpha_below_floats_normal_range():
+    r = invoke("run", "--size", "16", "--alpha", "1e-50")
+    assert r.exit_code == 2 and "below float32's smallest normal number" in r.output, r.output
+    r = invoke("run", "--size", "16", "--beta", "-1e-42")
+    assert r.exit_code == 2 and "beta=-1e-42" in r.output, r.output
+
+
+def test_matvec_dot_bandwidth_counts_its_vector_along_the_rows():
+    r = invoke("run", "--kernel", "matvec-dot", "--m", "2", "--n", "1", "--k", "1000",
+               "--repeat", "2", "--json")
+    out = json.loads(r.output)
+    # the matrix (2 x 1000), the vector (1000) and C written (2), in bytes
+    assert out["gbps"] * out["ms_median"] * 1e6 == pytest.approx(4 * (2000 + 1000 + 2))
+
+
+def test_a_parameter_of_two_minus_signs_is_refused_naming_it():
+    r = invoke("run", "--size", "16", "--param", "TSM=--32")
+    assert r.exit_code == 2 and "TSM" in r.output and "int()" not in r.output, r.output
+
+
+def test_runs_progress_callbacks_have_all_come_when_it_stops(queue):
+    """A callback still due when Python exits aborted `clgemm run` in a terminal (SIGABRT
+    after PASS): the counting waits for every callback asked for."""
+    import pyopencl as cl
+    from clgemm import run
+    counted, stop = run._counted(lambda: [cl.enqueue_marker(queue)], lambda done: None)
+    for _ in range(50):
+        counted()
+    queue.finish()
+    assert stop() == 50

@@ -253,3 +253,24 @@ def test_columns_first_rule(queue, thresholds):
     assert not GemmPlan(queue, "7", SMALL["7"][0]).columns_first(32, 4096, 64)
     thresholds(columns_max_aspect=0)
     assert not GemmPlan(queue, "5", SMALL["5"][0]).columns_first(32, 4096, 64)
+
+
+def test_the_check_fails_a_deep_sum_missing_terms():
+    """An element's scale in verify.passes's fallback is the root of its terms' squares:
+    with the sum of their magnitudes, an 8 x 8 output of 200,000-deep sums missing the last
+    50 terms passed; a correct float32 product still does, and so do small outputs whose
+    sums cancel."""
+    rng = np.random.default_rng(7)
+    k = 200_000
+    a, b = verify.random_matrix(rng, 8, k), verify.random_matrix(rng, k, 8)
+    ref = verify.reference(a, b)
+    short = (a[:, :-50].astype(np.float64) @ b[:-50].astype(np.float64)).astype(np.float32)
+    assert not verify.passes(short, ref, k, a, b)
+    assert verify.passes(a @ b, ref, k, a, b)
+    for _ in range(2000):        # 1 x 1 x k, summed in float32 in order
+        kk = int(rng.integers(1, 40))
+        x, y = verify.random_matrix(rng, 1, kk), verify.random_matrix(rng, kk, 1)
+        s = np.float32(0)
+        for j in range(kk):
+            s = np.float32(s + np.float32(x[0, j] * y[j, 0]))
+        assert verify.passes(np.array([[s]], np.float32), verify.reference(x, y), kk, x, y)

@@ -147,3 +147,10 @@ def test_transpose_command_where_copies_have_no_time(monkeypatch):
     r = CliRunner().invoke(main, ["transpose", "--size", "8", "--repeat", "1", "--json"])
     d = json.loads(r.output)
     assert d["copy_gbps"] is None and d["ratio_to_copy"] is None and d["verified"] is True
+
+
+@pytest.mark.parametrize("kernel", [0, "", False])
+def test_a_falsy_kernel_is_refused_not_taken_as_the_default(queue, kernel):
+    a = cla.zeros(queue, (4, 4), np.float32)
+    with pytest.raises((ValueError, TypeError)):
+        clgemm.transpose(queue, a, kernel=kernel)
