@@ -79,9 +79,9 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
     alpha, beta = scalar(alpha, "alpha"), scalar(beta, "beta")
     report = progress or _silent
     if plan is None and kernel is not None and str(kernel).strip() in kernels.MATVEC:
-        if split_k != "auto" or pad != "auto":
-            raise ValueError(f"kernel {kernel} takes neither split_k nor pad: it reads the "
-                             f"matrix where it lies, its depth sliced by "
+        if split_k != "auto" or pad != "auto" or transposed_by != "auto":
+            raise ValueError(f"kernel {kernel} takes neither split_k, pad nor transposed_by: "
+                             f"it reads the matrix where it lies, its depth sliced by "
                              f"heuristics.matvec_slices")
         return _run_matvec(queue, m, n, k, str(kernel).strip(), params, repeat, check, alpha,
                            beta, trans_a, trans_b, seed, progress)

@@ -231,9 +231,9 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
                   f"pieces of k")
     steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
     steps += ", tiles down columns" if r["columns_first"] else ""
+    runs = f"{r['repeat']} run{'s' if r['repeat'] != 1 else ''}"
     out.append(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
-               f"max {r['ms_max']:.4f}  ({r['repeat']} runs after a warm-up{steps}, "
-               f"profiling events)")
+               f"max {r['ms_max']:.4f}  ({runs} after a warm-up{steps}, profiling events)")
     if split_k != "auto" and r["splits"] != split_k:
         out.append(f"split-K  {r['splits']} slice{'s' if r['splits'] > 1 else ''} ran, not "
                    f"the {split_k} asked: a slice holds whole tiles of k, as many in each "

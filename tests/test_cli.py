@@ -527,3 +527,16 @@ def test_runs_progress_callbacks_have_all_come_when_it_stops(queue):
         counted()
     queue.finish()
     assert stop() == 50
+
+
+def test_a_matrix_vector_kernel_refuses_transposed_by_as_it_refuses_pad():
+    for option in (("--transposed-by", "transpose"), ("--pad", "yes"), ("--split-k", "2")):
+        r = invoke("run", "--kernel", "matvec-sweep", "--m", "1", "--n", "64", "--k", "64",
+                   *option)
+        assert r.exit_code == 2 and "takes neither split_k, pad nor transposed_by" in r.output, \
+            (option, r.output)
+
+
+def test_one_run_is_said_in_the_singular():
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1")
+    assert r.exit_code == 0 and "(1 run after a warm-up" in r.output, r.output
