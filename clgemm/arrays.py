@@ -46,7 +46,7 @@ class Results:
     other attribute is an immutable value fixed by the plan). That takes 0.3 us of host
     time where the constructor takes 1.1 (pocl's host, 2026-12-05), and the host time of
     a cached call grows several-fold on a GPU host right after a long wait for the
-    device (results/h200/README.md, "The cost of a call")."""
+    device (results/h100/README.md, "A call's host time")."""
 
     __slots__ = ("queue", "shape", "strides", "allocator", "_attrs")
 

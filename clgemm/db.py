@@ -101,7 +101,8 @@ def params_problem(kernel: kernels.Kernel, params: object) -> str | None:
     if not isinstance(params, dict):
         return f"params {params!r} is not an object of name: value"
     if set(params) != set(kernel.defaults):
-        missing, extra = sorted(set(kernel.defaults) - set(params)), sorted(set(params) - set(kernel.defaults))
+        names = set(kernel.defaults)
+        missing, extra = sorted(names - set(params)), sorted(set(params) - names)
         return "params " + "; ".join(
             ([f"lack {', '.join(missing)}"] if missing else [])
             + ([f"name {', '.join(map(repr, extra))}, which kernel {kernel.key} does not take"]
