@@ -130,7 +130,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
             "ms_median", "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance")
     # what a run measured, where it did: the rows checked, the output's stability, the
     # share of the device's peak, the bandwidth of a matrix-vector kernel
-    extra = ("rows_checked", "stable", "peak_fraction", "gbps")
+    extra = ("rows_checked", "stable", "overflows", "peak_fraction", "gbps")
     emulated = ((kernel.mma and not devmod.has_tf32_mma(queue.device))
                 or (kernel.wgmma and not devmod.has_wgmma(queue.device)))
     if as_json:

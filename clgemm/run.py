@@ -194,6 +194,8 @@ def _measure(queue: cl.CommandQueue, prep: Prepared, ops: tuple, alpha: float, b
         ok = verify.passes(first[rows], ref, k, opa[rows], opb, a32, b32, c_rows)
         result.update(rel_error=err, tolerance=verify.tolerance(k), verified=ok,
                       rows_checked=len(rows))
+        if not ok and np.abs(ref).max() > operands.F32_MAX:
+            result["overflows"] = True   # the exact product is beyond float32's range
     report("timing", 0, repeat)
     launch, stop = _counted(prep.launch, lambda done: report("timing", done, repeat)) \
         if progress else (prep.launch, lambda: None)

@@ -252,6 +252,8 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
     else:
         status = "PASS" if r["verified"] else "FAIL"
         extra = "" if r.get("stable", True) else " (output changed between runs: race?)"
+        if r.get("overflows"):
+            extra += " (the exact product exceeds float32's range: its float32 result overflows)"
         out.append(f"check    {status}: relative Frobenius error {r['rel_error']:.2e} vs "
                    f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
                    f"{r['rows_checked']} of {r['m']} rows against float64{extra}")

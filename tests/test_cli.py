@@ -540,3 +540,11 @@ def test_a_matrix_vector_kernel_refuses_transposed_by_as_it_refuses_pad():
 def test_one_run_is_said_in_the_singular():
     r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1")
     assert r.exit_code == 0 and "(1 run after a warm-up" in r.output, r.output
+
+
+def test_a_run_whose_product_overflows_float32_says_so():
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "3e38")
+    assert r.exit_code == 1 and "FAIL" in r.output, r.output
+    assert "its float32 result overflows" in r.output
+    r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "3e38", "--json")
+    assert json.loads(r.output)["overflows"] is True
