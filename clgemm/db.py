@@ -91,8 +91,11 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
 def valid_params(kernel: kernels.Kernel, params: object) -> dict | None:
     """The parameters if they are exactly the kernel's names, each an int from its declared
     space, satisfying its constraints; otherwise None. Nothing else reaches the compiler."""
-    if params_problem(kernel, params):
-        return None
+    return None if params_problem(kernel, params) else _in_order(kernel, params)
+
+
+def _in_order(kernel: kernels.Kernel, params: Mapping[str, int]) -> dict:
+    """Valid parameters as a dict of their own, in the kernel's order."""
     return {p.name: params[p.name] for p in kernel.params}
 
 
@@ -185,7 +188,7 @@ def _load(path: Path) -> dict:
             if (key != kern.key or shape != canon) and canon in into:
                 continue
             shape = canon
-            into[shape] = {"params": valid_params(kern, entry["params"]),
+            into[shape] = {"params": _in_order(kern, entry["params"]),   # checked above
                            "gflops": float(entry["gflops"]),
                            "shape": dims, "file": str(path)}
             splits = entry.get("splits")

@@ -135,6 +135,8 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     matvec.check_form(key, m, n)
     form = matvec.form_of(key)
     R, L = matvec.rows((m, n, k))[form]
+    # the sweep's vector runs down the R rows and gives L outputs; the dot's, the other way
+    vector, outputs = (R, L) if form == "sweep" else (L, R)
     base = matvec.bases(queue.device, (m, n, k), key, params or None)[form]
     operands.check_fits(queue.device, operands.gemm_shapes(m, n, k), host=True)
     rng, ops = _operands(m, n, k, False, False, beta, seed, report)
@@ -152,10 +154,8 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
         alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
         a_kmajor=False, columns_first=False, padded=False, tail=None,
-        # what bounds it: the matrix read once, the vector (down the rows in the sweep,
-        # along them in the dot), C written and, with beta, read
-        gbps=timing.gbps(4 * (R * L + (R if form == "sweep" else L)
-                              + (L if form == "sweep" else R) * (2 if beta != 0.0 else 1)),
+        # what bounds it: the matrix read once, the vector, C written and, with beta, read
+        gbps=timing.gbps(4 * (R * L + vector + outputs * (2 if beta != 0.0 else 1)),
                          result["ms_median"]))
     return result
 
