@@ -43,10 +43,11 @@ class Results:
     allocator, each over its call's buffer and carrying its call's event. The first is
     made by pyopencl's constructor (new_array); the next are copies of its attributes
     with the buffer and event replaced, which is what the constructor would set (every
-    other attribute is an immutable value fixed by the plan). That takes 0.3 us of host
-    time where the constructor takes 1.1 (pocl's host, 2026-12-05), and the host time of
-    a cached call grows several-fold on a GPU host right after a long wait for the
-    device (results/h100/README.md, "A call's host time")."""
+    other attribute is an immutable value fixed by the plan). That takes 0.40 us of host
+    time where the constructor takes 0.80 (the CPU-device machine, best of 5 runs of 50,000
+    by timeit, 2026-12-05), and the host time of a cached call grows several-fold on a
+    GPU host right after a long wait for the device (results/h100/README.md, "A call's
+    host time")."""
 
     __slots__ = ("queue", "shape", "strides", "allocator", "_attrs")
 
