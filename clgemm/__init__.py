@@ -7,7 +7,8 @@ from .cache import cache_info, clear_cache, memory_pool, release
 from .device import DeviceNotFound
 from .device import queue as device_queue
 from .device import select as select_device
-from .gemm import Plan, gemm
+from .gemm import gemm
+from .plan import Plan
 from .kernels import GEMM, MATVEC, TRANSPOSE
 from .launch import GemmPlan
 from .transpose import transpose

@@ -30,7 +30,8 @@ from . import operands, store, timing, verify
 from .kernels import MATVEC
 from . import device as devmod
 from .cache import memory_pool
-from .gemm import Plan, gemm
+from .gemm import gemm
+from .plan import Plan
 
 METHOD = ("whole calls as users make them: host wall-clock from the call to the device's "
           "synchronisation (queue.finish(), torch.cuda.synchronize()) on a queue without "

@@ -88,6 +88,10 @@ def sweep() -> None:
 # every call); everything else goes through the functions below
 plans: OrderedDict[tuple, object] = OrderedDict()     # key -> clgemm.Plan, oldest first
 stats = {"hits": 0, "misses": 0}
+# gemm()'s express lane: (plan, database generation) of the last call without c and with
+# every option at its default, whose plan repeats such a call in the fewest steps
+# (gemm.Plan._again), or None
+express: list = [None]
 
 
 def keep(key: tuple, plan: object) -> None:
@@ -107,6 +111,7 @@ def clear_cache() -> None:
     """Drop gemm()'s plans (their scratch buffers go back to their pool once their last
     launches are done: bury), and start cache_info's counts again."""
     plans.clear()
+    express[0] = None
     stats.update(hits=0, misses=0)
 
 
@@ -121,6 +126,8 @@ def release(context: cl.Context) -> None:
     ptr = context.int_ptr
     for key in [k for k in plans if k[0].context.int_ptr == ptr]:
         del plans[key]
+    if express[0] is not None and express[0][0].queue.context.int_ptr == ptr:
+        express[0] = None
     for key in [k for k in _pools if k[0] == ptr]:
         _pools.pop(key).free_held()
     build.forget(ptr)

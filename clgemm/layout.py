@@ -80,6 +80,12 @@ class Variant:
         self.oslots = [(step.knl, i, port, unit) for step, i, port, unit in prep.offsets]
         self.guard = prep.guard  # a new epoch each call (clgemm.guard)
         self.lock = lock         # enqueues from several threads into one queue (clgemm.gemm)
+        # one kernel and nothing else to point or advance: (queue, kernel object, global
+        # and local sizes) for once(), else None
+        first = self.steps[0] if len(self.steps) == 1 else None
+        self.single = ((first.queue, first.knl, first.global_size, first.local_size)
+                       if isinstance(first, build.Bound) and self.guard is None
+                       and not self.oslots and not self.cslots else None)
 
     def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
             wait_for: list | None) -> cl.Event:
@@ -91,9 +97,7 @@ class Variant:
             for step, i, r in self.cslots:
                 step.args[i] = bufs[r]
             if self.ab != (alpha, beta):
-                for knl, i, name in self.scalars:
-                    build.set_scalar(knl, i, np.float32(alpha if name == "alpha" else beta))
-                self.ab = (alpha, beta)
+                self._set_scalars(alpha, beta)
             if self.guard is not None:
                 self.guard.advance()
             steps = self.steps
@@ -103,6 +107,22 @@ class Variant:
             for step, i, _ in self.cslots:
                 step.args[i] = None
         return ev
+
+    def once(self, bufs: tuple, alpha: float, beta: float) -> cl.Event:
+        """run() for a layout of one kernel (`single`) with nothing to wait for: the same
+        enqueue through fewer steps, for the express lane of a repeated call (gemm.Plan)."""
+        queue, knl, global_size, local_size = self.single
+        with self.lock:
+            for _, i, r in self.kslots:
+                knl.set_arg(i, bufs[r])
+            if self.ab != (alpha, beta):
+                self._set_scalars(alpha, beta)
+            return cl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
+
+    def _set_scalars(self, alpha: float, beta: float) -> None:
+        for knl, i, name in self.scalars:
+            build.set_scalar(knl, i, np.float32(alpha if name == "alpha" else beta))
+        self.ab = (alpha, beta)
 
 
 def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,

@@ -19,6 +19,8 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   bound_poll  the bound kernel, synchronised the same way
   floor     what any cached call must do: a pooled output, the bound kernel pointed at it,
             enqueued, and the result Array made (no lookups, no checks)
+  floor_same  floor without pointing the kernel at its output again where the pool handed
+            back the buffer it already points at: what setting that argument costs
   plan      a clgemm.Plan called as plan(a, b)
   uncached  gemm() with its plan cache emptied before each call (the first-call path,
             programs already built)
@@ -27,7 +29,9 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
 Besides host times, where the call is one kernel, the device span of that kernel when each
 call is synchronised (profiling events) and back to back (the tuner's measure), and
 cuBLAS's span by CUDA events, of one call and back to back: whole call minus span is what
-the call costs around its kernel. --only keeps the contenders named (comma-separated). With --steps, the device span of each launch of the call (e.g. a guarded kernel's
+the call costs around its kernel. With --marks, where a synchronised gemm() call's host time
+goes: from the call to the driver's enqueue, the enqueue itself, the rest of the call after
+it, and the wait in queue.finish(). --only keeps the contenders named (comma-separated). With --steps, the device span of each launch of the call (e.g. a guarded kernel's
 scan, kernel and fallback) and of the whole sequence, each call synchronised. --kernel
 names the kernel of every clgemm call. Prints a table and, with --json, writes the rows
 to a file.
@@ -273,6 +277,41 @@ def python_us(queue, a, b, plan, number: int = 20000) -> dict[str, float]:
         build.Bound.__call__ = launch
 
 
+def marks(queue, a, b, repeat: int) -> dict[str, float]:
+    """Median microseconds of each part of a synchronised gemm() call (--marks): from the
+    call to the driver's enqueue of its (first) kernel, the enqueue, the rest of the call
+    after it, and queue.finish(); the result is dropped before the finish, as the bench
+    drops it. Wrapping the enqueue adds about 0.5 us to the parts on either side of it."""
+    enqueue0 = cl.enqueue_nd_range_kernel
+    stamps: list = [0, 0]
+
+    def enqueue(*args, **kwargs):
+        if not stamps[0]:
+            stamps[0] = time.perf_counter_ns()
+        ev = enqueue0(*args, **kwargs)
+        stamps[1] = time.perf_counter_ns()
+        return ev
+
+    parts: dict[str, list[float]] = {k: [] for k in ("to_enqueue", "enqueue", "after", "finish")}
+    cl.enqueue_nd_range_kernel = enqueue
+    try:
+        clgemm.gemm(queue, a, b)
+        queue.finish()
+        for _ in range(repeat):
+            stamps[0] = 0
+            t0 = time.perf_counter_ns()
+            clgemm.gemm(queue, a, b)
+            t1 = time.perf_counter_ns()
+            queue.finish()
+            t2 = time.perf_counter_ns()
+            for name, (x, y) in zip(parts, ((t0, stamps[0]), (stamps[0], stamps[1]),
+                                            (stamps[1], t1), (t1, t2))):
+                parts[name].append((y - x) / 1e3)
+    finally:
+        cl.enqueue_nd_range_kernel = enqueue0
+    return {name: statistics.median(v) for name, v in parts.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16,512", help="square sizes, comma-separated")
@@ -287,6 +326,8 @@ def main() -> None:
                     help="also time the statements of a cached call one by one")
     ap.add_argument("--python", action="store_true",
                     help="also time the Python of a cached call, its launches replaced")
+    ap.add_argument("--marks", action="store_true",
+                    help="also time the parts of a synchronised gemm() call")
     ap.add_argument("--idle", default="", help="spin:US or sleep:US before each timed call")
     ap.add_argument("--only", default=None,
                     help="the contenders to time, comma-separated (default: all)")
@@ -328,6 +369,16 @@ def main() -> None:
                 k_.set_arg(i, out)
             return arrays.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
 
+        held: list = [None]
+
+        def floor_same():
+            out = pool(4 * size * size)
+            if held[0] != out.int_ptr:
+                for k_, i in out_slot:
+                    k_.set_arg(i, out)
+                held[0] = out.int_ptr
+            return arrays.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
+
         def keep(ev):
             last[0] = ev
         calls = {"bare": lambda: cl.enqueue_nd_range_kernel(queue, knl, (32,), (32,)),
@@ -340,6 +391,7 @@ def main() -> None:
                  "gemm_poll": lambda: keep(gemm(queue, a, b).events[-1]),
                  "bound_poll": lambda: keep(step()),
                  "floor": floor,
+                 "floor_same": floor_same,
                  "plan": lambda: plan(a, b),
                  "uncached": uncached}
         syncs = dict.fromkeys(calls, queue.finish)
@@ -367,6 +419,10 @@ def main() -> None:
             row["pieces_us"] = pieces(queue, a, b, plan, step, bound_args)
             for stmt, us in row["pieces_us"].items():
                 print(f"{size}: {us:7.2f} us  {stmt}")
+        if args.marks:
+            row["marks_us"] = marks(queue, a, b, args.repeat * args.rounds)
+            print(f"{size}: parts of a synchronised gemm() (us): " + ", ".join(
+                f"{name} {us:.1f}" for name, us in row["marks_us"].items()))
         if args.python:
             row["python_us"] = python_us(queue, a, b, plan)
             print(f"{size}: Python of a cached call (launches replaced): " + ", ".join(

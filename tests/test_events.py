@@ -126,22 +126,25 @@ def test_another_queues_pending_write_is_still_waited_for(queue, rng, waits, pen
     assert close(c.get(), verify.reference(a, b, 1.0, 1.0, old_c), k)
 
 
-def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, waits):
+@pytest.mark.parametrize("options", [dict(kernel="5", params=P5), {}], ids=["named", "plain"])
+def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, waits, options):
     """Calls without c on the same Arrays look at their events once while nothing changes
     (all of this queue); a write from another queue added to a's events afterwards is
-    waited for by the next call, on the device, and its result holds the new values."""
+    waited for by the next call, on the device, and its result holds the new values. With
+    no option given the calls after the second take gemm()'s express lane, which must see
+    the write too."""
     m, n, k = 37, 41, 29
     a, b = rand(rng, m, k), rand(rng, k, n)
     da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
     for _ in range(3):
         waits.clear()
-        out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
+        out = clgemm.gemm(queue, da, db_, **options)
         assert not any(waits)
     assert close(out.get(), verify.reference(a, b), k)
     fresh = rand(rng, m, k)
     with late_write(queue, da, fresh) as write:
         waits.clear()
-        out = clgemm.gemm(queue, da, db_, kernel="5", params=P5)
+        out = clgemm.gemm(queue, da, db_, **options)
         assert waited_only_for(waits, write), "not (only) the other queue's write"
         assert out.events[-1].command_execution_status != cl.command_execution_status.COMPLETE
     assert close(out.get(), verify.reference(fresh, b), k)

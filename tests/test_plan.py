@@ -33,6 +33,88 @@ def test_a_repeated_call_takes_the_cached_plan(queue, rng):
     assert plan.calls == 4 and plan.reused == 3      # one layout, laid out once
 
 
+@pytest.fixture
+def full_path(monkeypatch):
+    """The calls that went the full way (Plan._call), each as its plan, counted: a call on
+    gemm()'s or a Plan's express lane (Plan._again) does not."""
+    from clgemm.plan import Plan
+    seen = []
+    call = Plan._call
+
+    def counted(self, *args, **kwargs):
+        seen.append(self)
+        return call(self, *args, **kwargs)
+    monkeypatch.setattr(Plan, "_call", counted)
+    return seen
+
+
+@pytest.mark.parametrize("shape", [(37, 40, 28), (37, 41, 29)], ids=["one-kernel", "copies"])
+def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, shape):
+    """gemm(queue, a, b) with every option at its default: from the third identical call on
+    (the first makes the plan, the second finds it and sets the lane) the launch goes the
+    express way, counted as a cache hit, its result bit for bit the full path's; for a
+    layout of one kernel (rows of whole vectors) and one with copies in and out alike."""
+    m, n, k = shape
+    a, b = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
+    first = clgemm.gemm(queue, a, b).get()
+    clgemm.gemm(queue, a, b)
+    assert len(full_path) == 2 and clgemm.cache_info()["hits"] == 1
+    for i in range(3):
+        out = clgemm.gemm(queue, a, b)
+        assert np.array_equal(out.get(), first)
+        assert clgemm.cache_info()["hits"] == 2 + i
+    assert len(full_path) == 2
+    plan = next(iter(cache.plans.values()))
+    assert plan.calls == 5 and plan.reused == 4
+    assert (next(iter(plan._variants.values())).single is None) == (n % 4 != 0)
+    plan2 = clgemm.Plan(queue, m, n, k)              # a Plan's own calls alike
+    plan2(a, b)
+    plan2(a, b)
+    assert np.array_equal(plan2(a, b).get(), first) and len(full_path) == 3  # its first
+
+
+@pytest.mark.parametrize("change", ["b", "alpha", "beta", "c", "option", "database", "order",
+                                    "cleared"])
+def test_what_leaves_the_express_lane(queue, rng, full_path, change):
+    """A call that differs from the lane's in anything it rests on goes the full way and
+    gives its own right result; the lane then follows the newest such call."""
+    m, n, k = 37, 40, 28
+    a0, b0 = rand(rng, m, k), rand(rng, k, n)
+    a, b = cla.to_device(queue, a0), cla.to_device(queue, b0)
+    for _ in range(3):
+        clgemm.gemm(queue, a, b)
+    seen = len(full_path)
+    kwargs, c, ref = {}, None, verify.reference(a0, b0)
+    if change == "b":
+        b0 = rand(rng, k, n)
+        b = cla.to_device(queue, b0)
+        ref = verify.reference(a0, b0)
+    elif change == "alpha":
+        kwargs, ref = dict(alpha=-2.0), verify.reference(a0, b0, -2.0)
+    elif change == "beta":             # no c: beta is not read, yet the lane keeps its own
+        kwargs = dict(beta=3.0)
+    elif change == "c":                # written in place, every time (beta 0: not read)
+        c = cla.to_device(queue, rand(rng, m, n))
+    elif change == "option":
+        kwargs = dict(split_k=2)
+    elif change == "database":         # a new tune: the next call plans again
+        db.record_best(queue.device, "5", m, n, k, P5, 1.0)
+    elif change == "order":            # the same values, Fortran-ordered: another layout
+        a = cla.to_device(queue, np.asfortranarray(a0))
+    else:
+        clgemm.clear_cache()
+    out = clgemm.gemm(queue, a, b, c, **kwargs)
+    assert len(full_path) == seen + 1, "the call took the express lane"
+    assert verify.rel_error(out.get(), ref) <= verify.tolerance(k)
+    if change == "database":
+        assert full_path[-1] is not full_path[seen - 1]      # a new plan's layout
+    for _ in range(3):                 # the lane follows the newest calls without options
+        before = len(full_path)
+        again = clgemm.gemm(queue, a, b, c, **kwargs)
+    assert verify.rel_error(again.get(), ref) <= verify.tolerance(k)
+    assert (len(full_path) == before) == (change not in ("c", "option"))
+
+
 @pytest.mark.parametrize("change", ["shape", "trans", "kernel", "params", "split_k", "database"])
 def test_what_the_plan_keys_on_misses_the_cache(queue, rng, change):
     a, b = cla.to_device(queue, rand(rng, 37, 29)), cla.to_device(queue, rand(rng, 29, 41))

@@ -468,7 +468,7 @@ def test_a_plan_keeps_a_bounded_number_of_layouts(queue, rng):
     with scratch buffers (here the block of A, copied: its start is not where a sub-buffer
     can begin): a plan keeps the newest LAYOUTS_KEPT, so what it holds stops growing (60
     leading dimensions held 60 layouts and their buffers), and each product is still right."""
-    from clgemm.gemm import LAYOUTS_KEPT
+    from clgemm.plan import LAYOUTS_KEPT
     pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
     hb = rand(rng, 40, 40)
     b = cla.to_device(queue, hb)
