@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -56,7 +57,24 @@ def _gemm_shape(default_size: int):
     return wrap
 
 
-@click.group()
+class _Command(click.Group):
+    """The clgemm group: output that cannot be written (a full disk, a quota, a device
+    error) ends in a one-line error naming the cause, exit status 1, not a traceback.
+    click already ends a broken pipe quietly."""
+
+    _UNWRITABLE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            if e.errno not in self._UNWRITABLE:
+                raise
+            where = f": {e.filename}" if e.filename else " (writing the output)"
+            raise click.ClickException(f"{e.strerror}{where}") from None
+
+
+@click.group(cls=_Command)
 @click.version_option(package_name="clgemm")
 def main() -> None:
     """OpenCL SGEMM kernels, from naive to double-buffered and onto the tensor cores, and

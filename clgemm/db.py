@@ -405,7 +405,11 @@ def thresholds(dev: cl.Device,
         devices.append((path, device))
         if _names(device, key):
             named.append((path, doc))    # entries_for warns about a missing device
-    # as entries_for: a device of the same architecture's under this device's own
+    # as entries_for: files of this device under another driver only where none names this
+    # driver (their thresholds were measured with entries that are then left out), and a
+    # device of the same architecture's under this device's own
+    if any(doc["device"] == key for _, doc in named):
+        named = [(path, doc) for path, doc in named if doc["device"] == key]
     named = list(_alike(dev, shipped, devices, key).items()) + named
     for path, doc in named:
         given = doc.get("thresholds", {})

@@ -1,6 +1,7 @@
 """The `clgemm` command through click's test runner."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -23,6 +24,40 @@ def test_devices_lists_capabilities():
     for word in ("compute units", "global", "local", "max alloc", "max work-group", "fp64",
                  "shuffle", "TF32 tensor-core MMA (kernel 7)"):
         assert word in r.output
+
+
+@pytest.mark.parametrize("errno_", ["ENOSPC", "EIO"])
+def test_output_that_cannot_be_written_is_one_clear_error(monkeypatch, errno_):
+    """Output to a full disk (or a failing device) ends in a line naming the cause and exit
+    status 1, not a traceback; a file's write names the file."""
+    import errno
+    import click
+    from clgemm import cli
+
+    def full(*args, **kwargs):
+        raise OSError(getattr(errno, errno_), os.strerror(getattr(errno, errno_)))
+    monkeypatch.setattr(cli.click, "echo", full)
+    r = CliRunner().invoke(main, ["devices"])
+    assert r.exit_code == 1 and not isinstance(r.exception, OSError)
+    assert f"Error: {os.strerror(getattr(errno, errno_))} (writing the output)" in r.output
+    monkeypatch.setattr(cli.click, "echo", click.utils.echo)
+
+    def file_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/out.json")
+    monkeypatch.setattr(cli.devmod, "entries", file_full)
+    r = CliRunner().invoke(main, ["devices"])
+    assert r.exit_code == 1 and not isinstance(r.exception, OSError)
+    assert "No space left on device: /data/out.json" in r.output
+
+
+def test_an_unrelated_os_error_is_not_dressed_as_an_output_error(monkeypatch):
+    from clgemm import cli
+
+    def missing(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", "/nowhere")
+    monkeypatch.setattr(cli.devmod, "entries", missing)
+    r = CliRunner().invoke(main, ["devices"])
+    assert isinstance(r.exception, FileNotFoundError)
 
 
 def test_run_says_when_kernel_7_is_emulated(queue):

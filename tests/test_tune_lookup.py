@@ -4,7 +4,9 @@ nearest entry and the best kernel, and for an untuned shape the near entry predi
 fastest (waves of resident groups, tile waste, what the device can launch, a sibling
 kernel's entry)."""
 
+import errno
 import json
+import os
 import warnings
 from types import SimpleNamespace
 
@@ -135,12 +137,14 @@ def test_database_write_is_atomic(queue, monkeypatch):
     before = path.read_text()
 
     def boom(*a, **k):
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(json, "dump", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as failed:
         db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 10.0)
     assert path.read_text() == before
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+    # the error names the file it could not write (`clgemm` prints it so)
+    assert failed.value.errno == errno.ENOSPC and failed.value.filename == str(path.resolve())
 
 
 def test_shipped_databases_are_valid():
@@ -164,6 +168,35 @@ def test_shipped_database_is_used_for_its_device(queue, tmp_path, monkeypatch):
     # the user's own tuning takes precedence
     db.record_best(dev, "2", 100, 100, 100, {"TS": 4}, 5.0)
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 4}
+
+
+def test_a_file_under_another_driver_counts_only_where_none_names_this_one(
+        queue, tmp_path, monkeypatch):
+    """Shipped files of this device under an older driver and under this one: the entries
+    and the thresholds both come from this driver's file alone (the old file's thresholds
+    were measured with entries that are left out); with no file of this driver, from the
+    older one."""
+    dev = queue.device
+    name, driver = db.device_key(dev).split(" | ")
+
+    def shipped(drv, ts, waste):
+        f = tmp_path / f"{drv}.json"
+        f.write_text(json.dumps({"schema": 1, "device": f"{name} | {drv}",
+                                 "thresholds": {"tile_waste": waste},
+                                 "entries": {"2": {"100x100x100": {"params": {"TS": ts},
+                                                                   "gflops": 3.0}}}}))
+        return f
+    old, now = shipped("0.0-older", 8, 1.75), shipped(driver, 16, 1.25)
+    monkeypatch.setattr(db, "_shipped", lambda: [old])
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 8}
+    assert db.thresholds(dev)["tile_waste"] == 1.75
+    monkeypatch.setattr(db, "_shipped", lambda: [old, now])
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 16}
+    assert db.thresholds(dev)["tile_waste"] == 1.25
+    now.write_text(json.dumps({"schema": 1, "device": f"{name} | {driver}", "entries": {
+        "2": {"100x100x100": {"params": {"TS": 16}, "gflops": 3.0}}}}))
+    monkeypatch.setattr(db, "_shipped", lambda: [now, old])     # a fresh look
+    assert "tile_waste" not in db.thresholds(dev)
 
 
 def test_a_device_of_the_same_architecture_takes_its_entries_under_its_own(
