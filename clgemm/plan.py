@@ -316,10 +316,11 @@ class Plan:
             # the operands' events as the previous call without c found them, none of them
             # another queue's: no need to look again (a write from another queue added
             # since makes the tuples differ)
-            now = (tuple(a.events), tuple(b.events))
-            if now != self._calm:
+            if (tuple(a.events), tuple(b.events)) != self._calm:
                 pending = events.foreign(self.queue, (a, b), self._last[0])
-                self._calm = now if pending is None else None
+                # as foreign() left them (it takes out other queues' finished events)
+                self._calm = None if pending is not None else (tuple(a.events),
+                                                                tuple(b.events))
         ev = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
         if c is not None:
             c.events.append(ev)

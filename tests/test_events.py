@@ -150,6 +150,32 @@ def test_the_same_operands_again_wait_for_another_queues_new_write(queue, rng, w
     assert close(out.get(), verify.reference(fresh, b), k)
 
 
+@pytest.mark.parametrize("with_c", [False, True], ids=["new", "into-c"])
+def test_another_queues_finished_uploads_are_dropped_not_waited_for(queue, rng, waits, with_c,
+                                                                     monkeypatch):
+    """Operands uploaded on another queue and finished there: the first call takes their
+    events out of the Arrays' lists instead of naming them in its wait list, and calls
+    without c after it take the express lane (Plan._again); the results stay right."""
+    m, n, k = 37, 40, 28
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    upload = cl.CommandQueue(queue.context)
+    da, db_ = cla.to_device(upload, a), cla.to_device(upload, b)
+    upload.finish()
+    assert da.events and db_.events
+    c = cla.to_device(queue, rand(rng, m, n)) if with_c else None
+    waits.clear()
+    out = clgemm.gemm(queue, da, db_, c)
+    assert not any(waits) and not da.events and not db_.events
+    assert close(out.get(), verify.reference(a, b), k)
+    if not with_c:
+        from clgemm.plan import Plan
+        clgemm.gemm(queue, da, db_)
+        assert next(iter(clgemm.cache.plans.values()))._express is not None
+        monkeypatch.setattr(Plan, "_call", None)     # the express lane does not go through it
+        out = clgemm.gemm(queue, da, db_)
+        assert close(out.get(), verify.reference(a, b), k)
+
+
 def test_transpose_waits_only_for_other_queues(queue, rng, waits):
     """clgemm.transpose of an Array: its own queue's earlier work needs no barrier; a write
     pending on another queue behind a user event is waited for, without blocking the host,
