@@ -1,10 +1,10 @@
 """What gemm() keeps from call to call: its plans, the memory pools that results and
 scratch buffers come from, and the scratch of dropped plans until their launches are done.
 
-Apart from clgemm.gemm because neither depends on how a product is planned: the cache
-holds the Plans gemm() hands it and never makes one, and a pool is asked for by Plans, by
-products that need no plan (clgemm.degenerate) and by the benchmark alike. Nothing here
-imports clgemm.gemm, so the flow call -> plan -> launch stays one way.
+Apart from clgemm.gemm and clgemm.plan because neither depends on how a product is
+planned: the cache holds the Plans gemm() hands it and never makes one, and a pool is asked
+for by Plans, by products that need no plan (clgemm.degenerate) and by the benchmark alike.
+Nothing here imports either, so the flow call -> plan -> launch stays one way.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ _graves_lock = threading.RLock()      # re-entered where a sweep's frees collect
 
 
 def bury(layouts: dict, last: list) -> None:
-    """A Plan's finalizer (clgemm.gemm): its layouts, which hold its scratch buffers, kept
+    """A Plan's finalizer (clgemm.plan): its layouts, which hold its scratch buffers, kept
     until `last` (its last launch's event) is done."""
     if last[0] is not None and layouts:
         with _graves_lock:
@@ -90,7 +90,7 @@ plans: OrderedDict[tuple, object] = OrderedDict()     # key -> clgemm.Plan, olde
 stats = {"hits": 0, "misses": 0}
 # gemm()'s express lane: (plan, database generation) of the last call without c and with
 # every option at its default, whose plan repeats such a call in the fewest steps
-# (gemm.Plan._again), or None
+# (clgemm.plan.Plan._again), or None
 express: list = [None]
 
 

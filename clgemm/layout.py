@@ -110,7 +110,7 @@ class Variant:
 
     def once(self, bufs: tuple, alpha: float, beta: float) -> cl.Event:
         """run() for a layout of one kernel (`single`) with nothing to wait for: the same
-        enqueue through fewer steps, for the express lane of a repeated call (gemm.Plan)."""
+        enqueue through fewer steps, for the express lane of a repeated call (clgemm.plan)."""
         queue, knl, global_size, local_size = self.single
         with self.lock:
             for _, i, r in self.kslots:
