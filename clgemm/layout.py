@@ -96,7 +96,7 @@ class Variant:
                 build.set_scalar(knl, i, np.int32(offs[r] // unit))
             for step, i, r in self.cslots:
                 step.args[i] = bufs[r]
-            if self.ab != (alpha, beta):
+            if self.ab != (alpha, beta) or not alpha:     # (-0.0 == 0.0, yet both count)
                 self._set_scalars(alpha, beta)
             if self.guard is not None:
                 self.guard.advance()
@@ -115,7 +115,7 @@ class Variant:
         with self.lock:
             for _, i, r in self.kslots:
                 knl.set_arg(i, bufs[r])
-            if self.ab != (alpha, beta):
+            if self.ab != (alpha, beta) or not alpha:
                 self._set_scalars(alpha, beta)
             return cl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
 

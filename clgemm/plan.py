@@ -196,9 +196,11 @@ class Plan:
         host runs each several times slower than in a warm loop (results/h100/README.md,
         "A call's host time"). The lane is set by that full path (_run)."""
         x = self._express
-        if (x is None or x[0]() is not a or x[1]() is not b or type(alpha) is not float
-                or type(beta) is not float or alpha != x[3] or beta != x[4]
-                or (a.events or b.events)
+        # a dead weakref gives None, which must not pass for an operand of None; an alpha
+        # of zero leaves the lane, whose equality cannot tell -0.0 from 0.0
+        if (x is None or x[0]() is not a or x[1]() is not b or a is None or b is None
+                or type(alpha) is not float or type(beta) is not float or alpha != x[3]
+                or not alpha or beta != x[4] or (a.events or b.events)
                 and (tuple(a.events), tuple(b.events)) != self._calm):
             return None
         pool, makers = self._pools.get(get_ident()) or self._pool()

@@ -73,6 +73,32 @@ def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, sha
     assert np.array_equal(plan2(a, b).get(), first) and len(full_path) == 3  # its first
 
 
+def test_the_express_lane_takes_no_none_for_a_dead_operand(queue, rng):
+    """Once the lane's Arrays are gone its weakrefs give None: a call with None operands
+    still gets the error that names the operand, from gemm() and from a Plan alike."""
+    import gc
+    a, b = cla.to_device(queue, rand(rng, 8, 8)), cla.to_device(queue, rand(rng, 8, 8))
+    plan = clgemm.Plan(queue, 8, 8, 8)
+    for _ in range(3):
+        clgemm.gemm(queue, a, b)
+        plan(a, b)
+    del a, b
+    gc.collect()
+    for call in (lambda: clgemm.gemm(queue, None, None), lambda: plan(None, None)):
+        with pytest.raises(TypeError, match="a must be"):
+            call()
+
+
+def test_alpha_minus_zero_after_zero_keeps_its_sign(queue):
+    """alpha = -0.0 after calls with 0.0 (equal as floats) gives -0.0 times the product, as
+    numpy does, on the lane and in a layout reused by the full path."""
+    x = np.ones((40, 40), np.float32)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, x)
+    for alpha in (0.0, 0.0, 0.0, -0.0, -0.0, 0.0):
+        out = clgemm.gemm(queue, a, b, alpha=alpha).get()
+        assert np.array_equal(np.signbit(out), np.signbit(alpha * (x.astype(np.float64) @ x)))
+
+
 @pytest.mark.parametrize("change", ["b", "alpha", "beta", "c", "option", "database", "order",
                                     "cleared"])
 def test_what_leaves_the_express_lane(queue, rng, full_path, change):
