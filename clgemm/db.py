@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from . import device as devmod
 from . import kernels
-from .store import home, lock, locks_dir, move_aside, slug, write_atomic
+from .store import home, lock, move_aside, slug, write_atomic
 from .store import home_str as _home
 
 SCHEMA = 1
@@ -67,7 +67,8 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
     the database's) cannot be made or written: found after a sweep, it would lose the sweep."""
     # a database linked in is written where the link leads (store.write_atomic)
     real = Path(os.path.realpath(db_path(dev))).parent
-    folders = [_log_dir(dev), locks_dir()] + ([db_path(dev).parent, real] if database else [])
+    # (each file's lock lies in a folder beside it: store.lock_path)
+    folders = [_log_dir(dev)] + ([db_path(dev).parent, real] if database else [])
     for folder in dict.fromkeys(folders):
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ lock (tunelog) all write through it. It imports nothing of clgemm's.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -54,16 +53,17 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text.strip()).strip("-").lower()
 
 
-def locks_dir() -> Path:
-    return home() / "locks"
+LOCKS = ".locks"     # the folder of lock files beside the files they guard
 
 
 def lock_path(path: Path, kind: str = "") -> Path:
-    """The lock file for `path` (through symlinks: one lock per real file), under
-    `locks/` in the clgemm home, so that the data folders hold only data."""
-    real = os.path.realpath(path)
-    tag = hashlib.sha1(real.encode()).hexdigest()[:12]
-    return locks_dir() / f"{kind}{Path(real).name}-{tag}.lock"
+    """The lock file for `path`: through symlinks, beside the real file, in a `.locks`
+    folder of its own. So every writer that reaches one file takes one lock, whichever
+    clgemm home it came through: two homes that linked one database file each locked in
+    their own `locks/` folder and lost each other's entries (90 of 160 survived, pocl,
+    2026-12-05)."""
+    real = Path(os.path.realpath(path))
+    return real.parent / LOCKS / f"{kind}{real.name}.lock"
 
 
 def lock(path: Path, kind: str = "", timeout: float = LOCK_WAIT_S) -> filelock.BaseFileLock:

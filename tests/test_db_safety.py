@@ -98,7 +98,8 @@ def test_database_write_goes_through_a_symlink(queue, tmp_path):
     db.record_best(dev, "2", 16, 16, 16, {"TS": 4}, 8.0)
     assert path.is_symlink() and path.resolve() == target
     assert set(json.loads(target.read_text())["entries"]["2"]) == {"64x64x64", "16x16x16"}
-    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]   # no temporary left
+    assert sorted(p.name for p in target.parent.iterdir()
+                  if p.name != store.LOCKS) == [target.name]      # no temporary left
 
 
 # ------------------------------------------------------------------ 2: unusable CLGEMM_HOME
@@ -209,7 +210,8 @@ def test_fresh_twice_in_one_second_keeps_both_logs(monkeypatch):
                    fresh=fresh, evaluator="tests.evaluators:Synthetic", update_db=False)
         logs.append(Path(res.log).read_text())
     log = Path(res.log)
-    kept = {p.name: p.read_text() for p in log.parent.iterdir() if p != log}
+    kept = {p.name: p.read_text() for p in log.parent.iterdir()
+            if p != log and p.name != store.LOCKS}
     assert kept == {f"kernel5-64x64x64.{STAMP}.jsonl": logs[0],
                     f"kernel5-64x64x64.{STAMP}-2.jsonl": logs[1]}
 
@@ -286,6 +288,34 @@ def test_concurrent_writers_keep_every_entry(home):
     doc = json.loads(db.db_path(_fake_device(0)).read_text())
     assert len(doc["entries"]["2"]) == 80
     assert {e["gflops"] for e in doc["entries"]["2"].values()} == {1.0 + i for i in range(20)}
+
+
+def test_two_homes_linking_one_database_keep_every_entry(home, tmp_path):
+    """A second clgemm home whose database file links to the first's: two writers through
+    each home record 20 winners at once, and all 80 stay (each home locked in its own
+    folder before, and 90 of 160 entries survived)."""
+    other = tmp_path / "other-home"
+    target = db.db_path(_fake_device(0))
+    db.record_best(_fake_device(0), "2", 99, 99, 1, {"TS": 8}, 1.0)      # makes the file
+    os.environ["CLGEMM_HOME"] = str(other)
+    try:
+        link = db.db_path(_fake_device(0))
+    finally:
+        os.environ["CLGEMM_HOME"] = str(home)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    ctx = multiprocessing.get_context("spawn")
+    go = ctx.Event()
+    procs = [ctx.Process(target=_write_entries, args=(str(h), w, 20, go))
+             for w, h in enumerate((home, other, home, other))]
+    for p in procs:
+        p.start()
+    go.set()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 4
+    assert link.is_symlink()
+    assert len(json.loads(target.read_text())["entries"]["2"]) == 81
 
 
 # ------------------------------------------------------------------ damaged entries
