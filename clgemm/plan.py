@@ -191,10 +191,10 @@ class Plan:
         same a and b Arrays (so the same shapes, orders and buffers), the same alpha and
         beta and nothing of another queue's pending on them, enqueued through the fewest
         steps (Variant.once where the layout is one kernel); None for any other call,
-        which takes the full path (_call). Every step
-        before the enqueue is host time the device waits for, and after a long wait the
-        host runs each several times slower than in a warm loop (results/h100/README.md,
-        "A call's host time"). The lane is set by that full path (_run)."""
+        which takes the full path (_call). Every step before the enqueue is host time the
+        device waits for, and after a long wait the host runs each several times slower
+        than in a warm loop (results/h100/README.md, "A call's host time"). The lane is
+        set by that full path (_run)."""
         x = self._express
         # a dead weakref gives None, which must not pass for an operand of None; an alpha
         # of zero leaves the lane, whose equality cannot tell -0.0 from 0.0
