@@ -60,12 +60,18 @@ def foreign(queue: cl.CommandQueue, arrays: Iterable, own: cl.Event | None = Non
                 mine = queue.int_ptr
             if _queue_handle(e) == mine:
                 continue
-            if e.command_execution_status == _COMPLETE:
+            status = e.command_execution_status
+            if status == _COMPLETE:
                 try:
                     x.events.remove(e)
                 except ValueError:      # taken out meanwhile (another call, add_event)
                     pass
                 continue
+            if status < 0:              # waited for, it held the call back for good
+                raise ValueError(f"an operand waits for an event that ended in error "
+                                 f"(status {status}): its contents are not there to "
+                                 f"multiply; remove the event from the Array's .events "
+                                 f"once its contents are written again")
             if out is None:
                 out = [e]
             elif e not in out:

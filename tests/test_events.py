@@ -176,6 +176,20 @@ def test_another_queues_finished_uploads_are_dropped_not_waited_for(queue, rng, 
         assert close(out.get(), verify.reference(a, b), k)
 
 
+def test_an_operand_whose_event_failed_is_refused_not_waited_for(queue, rng):
+    """A user event set to an error status on an operand: the call raises naming it
+    instead of enqueueing a kernel that waits for it (on pocl the result's read then
+    hung for good)."""
+    a, b = cla.to_device(queue, rand(rng, 8, 8)), cla.to_device(queue, rand(rng, 8, 8))
+    failed = cl.UserEvent(queue.context)
+    a.add_event(failed)
+    failed.set_status(-1)
+    with pytest.raises(ValueError, match="an operand waits for an event that ended in error"):
+        clgemm.gemm(queue, a, b)
+    a.events.remove(failed)
+    assert close(clgemm.gemm(queue, a, b).get(), verify.reference(a.get(), b.get()), 8)
+
+
 def test_transpose_waits_only_for_other_queues(queue, rng, waits):
     """clgemm.transpose of an Array: its own queue's earlier work needs no barrier; a write
     pending on another queue behind a user event is waited for, without blocking the host,
