@@ -16,7 +16,7 @@ from .cache import express as _express, plans as _plans, stats as _stats  # the 
 from .launch import GemmPlan, Workspace  # noqa: F401  (re-exported)
 from .launch import check_split_k, check_transposed_by
 from .layout import prepare  # noqa: F401  (re-exported)
-from .plan import LAYOUTS_KEPT, Allocator, Plan, _check_allocator, _planning  # noqa: F401
+from .plan import Allocator, Plan, _check_allocator, _planning
 
 _AUTO = "auto"        # the default of transposed_by and split_k, as the express lane tests it
 

@@ -81,7 +81,7 @@ class Variant:
         self.guard = prep.guard  # a new epoch each call (clgemm.guard)
         self.lock = lock         # enqueues from several threads into one queue (clgemm.gemm)
         # one kernel and nothing else to point or advance: (queue, kernel object, global
-        # and local sizes) for once(), else None
+        # and local sizes) for _once(), else None
         first = self.steps[0] if len(self.steps) == 1 else None
         self.single = ((first.queue, first.knl, first.global_size, first.local_size)
                        if isinstance(first, build.Bound) and self.guard is None
@@ -89,6 +89,8 @@ class Variant:
 
     def run(self, bufs: tuple, offs: tuple, alpha: float, beta: float,
             wait_for: list | None) -> cl.Event:
+        if self.single is not None and not wait_for:
+            return self._once(bufs, alpha, beta)
         with self.lock:
             for knl, i, r in self.kslots:
                 knl.set_arg(i, bufs[r])
@@ -108,9 +110,10 @@ class Variant:
                 step.args[i] = None
         return ev
 
-    def once(self, bufs: tuple, alpha: float, beta: float) -> cl.Event:
+    def _once(self, bufs: tuple, alpha: float, beta: float) -> cl.Event:
         """run() for a layout of one kernel (`single`) with nothing to wait for: the same
-        enqueue through fewer steps, for the express lane of a repeated call (clgemm.plan)."""
+        enqueue through fewer steps (no offsets, copies or guard to see to), which is most
+        repeated calls' (clgemm.plan's express lane among them)."""
         queue, knl, global_size, local_size = self.single
         with self.lock:
             for _, i, r in self.kslots:

@@ -189,8 +189,8 @@ class Plan:
     def _again(self, a, b, alpha, beta) -> cla.Array | None:
         """The express lane: a call that repeats this plan's last call without c, with the
         same a and b Arrays (so the same shapes, orders and buffers), the same alpha and
-        beta and nothing of another queue's pending on them, enqueued through the fewest
-        steps (Variant.once where the layout is one kernel); None for any other call,
+        beta and nothing of another queue's pending on them, enqueued with no lookup, key
+        or check of its own (Variant.run); None for any other call,
         which takes the full path (_call). Every step before the enqueue is host time the
         device waits for, and after a long wait the host runs each several times slower
         than in a warm loop (results/h100/README.md, "A call's host time"). The lane is
@@ -206,9 +206,8 @@ class Plan:
         pool, makers = self._pools.get(get_ident()) or self._pool()
         with _alloc_lock:
             out = (pool if self._checked is None else self._checked)(self._out_bytes)
-        variant, bufs = x[2], (a.base_data, b.base_data, None, out)
-        ev = self._last[0] = (variant.once(bufs, alpha, beta) if variant.single is not None
-                              else variant.run(bufs, _NO_OFFSETS, alpha, beta, None))
+        ev = self._last[0] = x[2].run((a.base_data, b.base_data, None, out), _NO_OFFSETS,
+                                      alpha, beta, None)
         self.calls += 1
         self.reused += 1
         return (makers.get(x[5]) or self._results(pool, makers, x[5]))(out, ev)
