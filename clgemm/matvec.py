@@ -216,11 +216,11 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
             allocator: Callable[[int], object] | None = None,
             bases: Mapping[str, Base] | None = None, slices: int | None = None) -> Prepared:
     """op(A) @ op(B) (m or n is 1) into c, or into a new m x n matrix (Prepared.out) where
-    c is None, as bound launches: the matrix-vector kernel, and matvec_reduce where its
-    depth is sliced. Operands are device Arrays or Views of them (Plan uploads host ones).
-    `bases` gives forms what they start from ({"sweep": Base, "dot": Base}: a Plan's, the
-    tuner's); a form it leaves out takes `base_params`. `slices` (the tuner's split stage)
-    overrides the slices of the depth."""
+    c is None, as one bound launch of the matrix-vector kernel (where its depth is sliced,
+    the last work-group of each group of outputs adds the slices). Operands are device
+    Arrays or Views of them (Plan uploads host ones). `bases` gives forms what they start
+    from ({"sweep": Base, "dot": Base}: a Plan's, the tuner's); a form it leaves out takes
+    `base_params`. `slices` (the tuner's split stage) overrides the slices of the depth."""
     align = operands.base_align(queue.device)
     opa, opb, c = (as_view(v, port, align) for port, v in enumerate((opa, opb, c)))
     m, n = opa.shape[0], opb.shape[1]
@@ -239,33 +239,30 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     base = (bases or {}).get(kind) or base_params(queue.device, kind, R, L)
     shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
     s = shape.slices
-    operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
+    # sliced: W holds the slices' rows and, in a row after them, the counts by which each
+    # group of outputs' last work-group finds itself (kernels/matvec.cl, last_of_slices)
+    operands.check_fits(queue.device, [(m, n)] + ([(s + 1, outputs)] if s > 1 else []))
     if c is None:
         y = out = operands.empty(queue, m, n, n, allocator)
     else:
         y, out = c.mem, None
     c_read = c is not None and beta != 0.0
-    work = operands.empty(queue, s, outputs, outputs, allocator).buf if s > 1 else y.buf
+    work = y.buf
+    if s > 1:
+        work = operands.empty(queue, s + 1, outputs, outputs, allocator).buf
+        d = 0 if kind == "sweep" else 1          # the grid's dimension along the outputs
+        counts = shape.global_size[d] // shape.local_size[d]
+        cl.enqueue_fill_buffer(queue, work, np.int32(0), 4 * s * outputs, 4 * counts)
     prg = build.program(queue.context, kernels.get(FORMS[kind], "matvec"),
-                        {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {})})
+                        {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {}),
+                         **({"SLICED": 1} if s > 1 else {})})
     i32 = np.int32
     main = build.bind(queue, prg, "matvec_" + kind, shape.global_size, shape.local_size,
-                      (i32(R), i32(L), np.float32(alpha if s == 1 else 1.0), X.buf,
-                       i32(X.offset), i32(X.ld), v.buf, i32(v.offset), i32(incv),
-                       np.float32(beta if s == 1 and c_read else 0.0), y.buf, i32(y.offset),
-                       i32(_stride(y)), work))
-    steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")] if s == 1 else []
-    offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1)]
-    if s == 1:
-        offsets.append((main, 11, 2, 1))
-    else:
-        total = build.bind(queue, prg, "matvec_reduce", (-(-outputs // 64) * 64,), (64,),
-                           (i32(outputs), i32(s), np.float32(alpha), work,
-                            np.float32(beta if c_read else 0.0), y.buf, i32(y.offset),
-                            i32(_stride(y))))
-        steps.append(total)
-        scalars = [(total, 2, "alpha"), (total, 4, "beta")]
-        offsets.append((total, 6, 2, 1))
+                      (i32(R), i32(L), np.float32(alpha), X.buf, i32(X.offset), i32(X.ld),
+                       v.buf, i32(v.offset), i32(incv), np.float32(beta if c_read else 0.0),
+                       y.buf, i32(y.offset), i32(_stride(y)), work))
+    steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")]
+    offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1), (main, 11, 2, 1)]
     # an offset is set per call only where the layout found one (its key has the class)
     offsets = [o for o, x in zip(offsets, (X, v, y)) if x.offset]
     return Prepared(steps, out if out is not None else y, False, s, scalars=scalars,

@@ -14,8 +14,11 @@
 // gemm()'s cases: m = 1 is y = a.B, sweep over B (K x N) or dot over B stored N x K; n = 1
 // is y = A.b, dot over A (M x K) or sweep over A stored K x M. No operand is copied.
 // With S slices (dimension 2 of the grid), slice s's sums go to row s of a workspace W (n
-// floats a row, n the outputs), and matvec_reduce adds the rows in slice order; S = 1
-// writes y directly. beta == 0 never reads y. The order of every sum is fixed.
+// floats a row, n the outputs), and the work-group that finishes last among the S of its
+// outputs adds the rows in slice order into y (last_of_slices): one launch, where a second
+// kernel to add them had cost a launch more. Row S of W holds those groups' counts (ints,
+// zero between launches). S = 1 writes y directly. beta == 0 never reads y. The order of
+// every sum is fixed.
 //
 // Parameters: CV, LANES, UNROLL (registry kernel matvec-sweep), LW, RW, UNROLL
 // (matvec-dot), which `clgemm tune` tunes at m = 1 and at n = 1 respectively; VW (the
@@ -47,6 +50,9 @@
 #ifndef VW
 #define VW 4
 #endif
+#ifndef SLICED
+#define SLICED 0
+#endif
 
 #if VW == 4
 typedef float4 floatV;
@@ -65,6 +71,38 @@ typedef float floatV;
 inline void store_y(__global float* y, const size_t i, const float alpha, const float s,
                     const float beta) {
     y[i] = (beta != 0.0f) ? alpha * s + beta * y[i] : alpha * s;
+}
+
+// Every access of a slice's row of W by two work-groups is an atomic one, the only kind
+// OpenCL 1.2 keeps coherent between work-groups during a launch.
+inline void put_slice(__global float* W, const size_t i, const float x) {
+    atomic_xchg((volatile __global float*)(W + i), x);
+}
+
+// Whether this work-group is the last of the S that share its outputs (number g of n) to
+// have written its slice's row of W, counted in W's row S; the last sets the count back to
+// 0 for the next launch. Each work-item's fence orders its row of W before the count moves.
+inline bool last_of_slices(__global float* W, const int n, const int S, const int g,
+                           __local int* last) {
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && get_local_id(1) == 0) {
+        volatile __global int* count = (volatile __global int*)(W + (size_t)S * n) + g;
+        *last = atomic_inc(count) == S - 1;
+        if (*last) atomic_xchg(count, 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    return *last;
+}
+
+// y[i] from the S rows of W (n floats a row) added in slice order (each read an atomic
+// that leaves the value as it is).
+inline void sum_slices(__global float* W, const int n, const int S, const int i,
+                       __global float* y, const size_t yi, const float alpha, const float beta) {
+    volatile __global int* w = (volatile __global int*)(W + i);
+    float sum = 0.0f;
+    for (int s = 0; s < S; s++) sum += as_float(atomic_or(w + (size_t)s * n, 0));
+    store_y(y, yi, alpha, sum, beta);
 }
 
 // This group's part [p0, p1) of n things cut into S slices of ceil(n / S), the last shorter
@@ -126,16 +164,27 @@ void matvec_sweep(MATVEC_ARGS) {
     __local floatV part[LANES][CV];
     part[lane][lx] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lane != 0 || c >= Lv) return;
-    floatV sum = part[0][lx];
-    for (int i = 1; i < LANES; i++) sum += part[i][lx];
-    float e[VW];
-    UNPACKV(sum, e);
-    for (int w = 0; w < VW && c * VW + w < L; w++) {
-        const int l = c * VW + w;
-        if (S > 1) W[(size_t)s * L + l] = e[w];
-        else store_y(y, offy + (size_t)l * incy, alpha, e[w], beta);
+    const bool mine = lane == 0 && c < Lv;       // lane 0 adds the lanes of vector c
+    if (mine) {
+        floatV sum = part[0][lx];
+        for (int i = 1; i < LANES; i++) sum += part[i][lx];
+        float e[VW];
+        UNPACKV(sum, e);
+        for (int w = 0; w < VW && c * VW + w < L; w++) {
+            const int l = c * VW + w;
+#if SLICED
+            put_slice(W, (size_t)s * L + l, e[w]);
+#else
+            store_y(y, offy + (size_t)l * incy, alpha, e[w], beta);
+#endif
+        }
     }
+#if SLICED
+    __local int last;
+    if (!last_of_slices(W, L, S, get_group_id(0), &last) || !mine) return;
+    for (int w = 0; w < VW && c * VW + w < L; w++)
+        sum_slices(W, L, S, c * VW + w, y, offy + (size_t)(c * VW + w) * incy, alpha, beta);
+#endif
 }
 
 // dot: LW work-items share row `row` and sum vectors lane, lane + LW, ... of their slice
@@ -173,18 +222,17 @@ void matvec_dot(MATVEC_ARGS) {
         if (lane < h) part[ly][lane] += part[ly][lane + h];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lane != 0 || row >= R) return;
-    if (S > 1) W[(size_t)s * R + row] = part[ly][0];
-    else store_y(y, offy + (size_t)row * incy, alpha, part[ly][0], beta);
-}
-
-// The S slices' sums of each of n outputs, added in slice order, into y with alpha, beta.
-__kernel void matvec_reduce(const int n, const int S, const float alpha,
-                            const __global float* restrict W, const float beta,
-                            __global float* y, const int offy, const int incy) {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    float sum = 0.0f;
-    for (int s = 0; s < S; s++) sum += W[(size_t)s * n + i];
-    store_y(y, offy + (size_t)i * incy, alpha, sum, beta);
+    const bool mine = lane == 0 && row < R;      // lane 0 holds the row's sum
+    if (mine) {
+#if SLICED
+        put_slice(W, (size_t)s * R + row, part[ly][0]);
+#else
+        store_y(y, offy + (size_t)row * incy, alpha, part[ly][0], beta);
+#endif
+    }
+#if SLICED
+    __local int last;
+    if (!last_of_slices(W, R, S, get_group_id(1), &last) || !mine) return;
+    sum_slices(W, R, S, row, y, offy + (size_t)row * incy, alpha, beta);
+#endif
 }

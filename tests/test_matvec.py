@@ -90,8 +90,9 @@ def test_matvec_new_results(queue, order_a, order_b):
 
 
 def test_matvec_sliced_depth(queue, thresholds):
-    """Depths cut into slices (matvec_reduce adds them in order), in both forms and with an
-    odd last slice, equal to the unsliced result within rounding."""
+    """Depths cut into slices (the last work-group of each group of outputs adds them in
+    order), in both forms and with an odd last slice, equal to the unsliced result within
+    rounding."""
     rng = np.random.default_rng()
     for m, n, k, ta in [(1, 9, 1000, False), (1, 9, 1003, True), (11, 1, 2050, False),
                         (7, 1, 999, True)]:
@@ -102,6 +103,26 @@ def test_matvec_sliced_depth(queue, thresholds):
         assert sliced.describe()["splits"] > 1
         got = clgemm.gemm(queue, a, b, c0.copy(), alpha=0.5, beta=2.0, trans_a=ta)
         assert close(got, a.T if ta else a, b, k, 0.5, 2.0, c0)
+
+
+def test_matvec_sliced_depth_again(queue, thresholds):
+    """Each launch's last work-group of a group of outputs adds the slices and sets that
+    group's count back to zero: launch after launch of one plan into a c poisoned with NaN
+    writes every element, with the same bits each time (a count left over would leave
+    the NaN)."""
+    rng = np.random.default_rng()
+    thresholds(matvec_groups=64, matvec_min_depth=8)
+    for m, n, k in [(1, 37, 1000), (45, 1, 999)]:
+        a, b = rand(rng, m, k), rand(rng, k, n)
+        plan = clgemm.Plan(queue, m, n, k)
+        assert plan.describe()["splits"] > 1
+        da, db_, dc = cla.to_device(queue, a), cla.to_device(queue, b), cla.empty(queue, (m, n), np.float32)
+        got = []
+        for _ in range(3):
+            dc.fill(np.float32(np.nan))
+            got.append(plan(da, db_, dc).get())
+        assert close(got[0], a, b, k)
+        assert all(np.array_equal(got[0], g) for g in got[1:])
 
 
 def test_matvec_only_without_a_named_kernel(queue, thresholds):
