@@ -116,7 +116,8 @@ def test_matvec_sliced_depth_again(queue, thresholds):
         a, b = rand(rng, m, k), rand(rng, k, n)
         plan = clgemm.Plan(queue, m, n, k)
         assert plan.describe()["splits"] > 1
-        da, db_, dc = cla.to_device(queue, a), cla.to_device(queue, b), cla.empty(queue, (m, n), np.float32)
+        da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+        dc = cla.empty(queue, (m, n), np.float32)
         got = []
         for _ in range(3):
             dc.fill(np.float32(np.nan))
