@@ -40,13 +40,18 @@ SHAPES = [(1, 1, 1), (1, 7, 3), (1, 64, 97), (1, 129, 256), (1, 1, 300),
 
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("layouts", ["RRR", "CCC", "RCR", "CRC"])
-def test_matvec_blocks(queue, ta, tb, layouts):
-    """Each shape and alpha/beta, leading dimensions and offsets cycling out of phase."""
+@pytest.mark.parametrize("sliced", [False, True])
+def test_matvec_blocks(queue, thresholds, ta, tb, layouts, sliced):
+    """Each shape and alpha/beta, leading dimensions and offsets cycling out of phase; with
+    `sliced`, every depth of 2 or more cut into slices."""
+    if sliced:
+        thresholds(matvec_groups=64, matvec_min_depth=1)
     for case in block_cases(queue, SHAPES, (0, 1, 4), ta, tb, layouts):
         m, n, k = *case.c0.shape, case.k
         (alpha, beta), (ba, bb, bc) = case.ab, case.blocks
         plan = clgemm.Plan(queue, m, n, k, trans_a=ta, trans_b=tb)
         assert plan.kernel in kernels.MATVEC
+        assert (plan.describe()["splits"] > 1) == (sliced and k > 1)
         assert plan(ba.view, bb.view, bc.view, alpha=alpha, beta=beta) is bc.view
         got = case.check_untouched()
         a, b = case.a.T if ta else case.a, case.b.T if tb else case.b
