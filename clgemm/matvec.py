@@ -239,20 +239,23 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     base = (bases or {}).get(kind) or base_params(queue.device, kind, R, L)
     shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
     s = shape.slices
-    # sliced: W holds the slices' rows and, in a row after them, the counts by which each
-    # group of outputs' last work-group finds itself (kernels/matvec.cl, last_of_slices)
-    operands.check_fits(queue.device, [(m, n)] + ([(s + 1, outputs)] if s > 1 else []))
+    operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
     if c is None:
         y = out = operands.empty(queue, m, n, n, allocator)
     else:
         y, out = c.mem, None
     c_read = c is not None and beta != 0.0
-    work = y.buf
-    if s > 1:
-        work = operands.empty(queue, s + 1, outputs, outputs, allocator).buf
+    if s == 1:    # the one-slice build reads neither (and y's buffer would be set each call)
+        work = counts = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4)
+    else:
+        # the slices' rows, and the counts by which each group of outputs' last work-group
+        # finds itself (kernels/matvec.cl, last_of_slices), zero between launches: a buffer
+        # of this layout's own, which no pool can hand to anyone else
+        work = operands.empty(queue, s, outputs, outputs, allocator).buf
         d = 0 if kind == "sweep" else 1          # the grid's dimension along the outputs
-        counts = shape.global_size[d] // shape.local_size[d]
-        cl.enqueue_fill_buffer(queue, work, np.int32(0), 4 * s * outputs, 4 * counts)
+        groups = shape.global_size[d] // shape.local_size[d]
+        counts = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4 * groups)
+        cl.enqueue_fill_buffer(queue, counts, np.int32(0), 0, 4 * groups)
     prg = build.program(queue.context, kernels.get(FORMS[kind], "matvec"),
                         {**shape.params, "VW": vw, **({"VCONTIG": 1} if contig else {}),
                          **({"SLICED": 1} if s > 1 else {})})
@@ -260,7 +263,7 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     main = build.bind(queue, prg, "matvec_" + kind, shape.global_size, shape.local_size,
                       (i32(R), i32(L), np.float32(alpha), X.buf, i32(X.offset), i32(X.ld),
                        v.buf, i32(v.offset), i32(incv), np.float32(beta if c_read else 0.0),
-                       y.buf, i32(y.offset), i32(_stride(y)), work))
+                       y.buf, i32(y.offset), i32(_stride(y)), work, counts))
     steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")]
     offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1), (main, 11, 2, 1)]
     # an offset is set per call only where the layout found one (its key has the class)

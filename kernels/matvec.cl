@@ -16,9 +16,11 @@
 // With S slices (dimension 2 of the grid), slice s's sums go to row s of a workspace W (n
 // floats a row, n the outputs), and the work-group that finishes last among the S of its
 // outputs adds the rows in slice order into y (last_of_slices): one launch, where a second
-// kernel to add them had cost a launch more. Row S of W holds those groups' counts (ints,
-// zero between launches). S = 1 writes y directly. beta == 0 never reads y. The order of
-// every sum is fixed.
+// kernel to add them had cost a launch more. `counts` holds those groups' counts (ints, zero
+// between launches, in a buffer of the launch's own: W comes from a pool, whose memory a
+// result dropped while another queue still writes it can be handed to, and a stray count
+// would stop every later launch from writing y). S = 1 writes y directly. beta == 0 never
+// reads y. The order of every sum is fixed.
 //
 // Parameters: CV, LANES, UNROLL (registry kernel matvec-sweep), LW, RW, UNROLL
 // (matvec-dot), which `clgemm tune` tunes at m = 1 and at n = 1 respectively; VW (the
@@ -83,15 +85,13 @@ inline void put_slice(__global float* W, const size_t i, const float x) {
     atomic_xchg((volatile __global float*)(W + i), x);
 }
 
-// Whether this work-group is the last of the S that share its outputs (number g of n) to
-// have written its slice's row of W, counted in W's row S; the last sets the count back to
-// 0 for the next launch. Each work-item's fence orders its row of W before the count moves.
-inline bool last_of_slices(__global float* W, const int n, const int S, const int g,
-                           __local int* last) {
+// Whether this work-group is the last of the S that share its outputs to have written its
+// slice's row of W, counted in `count`; the last sets the count back to 0 for the next
+// launch. Each work-item's fence orders its row of W before the count moves.
+inline bool last_of_slices(volatile __global int* count, const int S, __local int* last) {
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (get_local_id(0) == 0 && get_local_id(1) == 0) {
-        volatile __global int* count = (volatile __global int*)(W + (size_t)S * n) + g;
         *last = atomic_inc(count) == S - 1;
         if (*last) atomic_xchg(count, 0);
     }
@@ -141,7 +141,7 @@ inline void sum_slices(__global float* W, const int n, const int S, const int i,
     const __global float* restrict X, const int offx, const int ldx,                   \
     const __global float* restrict v, const int offv, const int incv,                  \
     const float beta, __global float* y, const int offy, const int incy,               \
-    __global float* restrict W
+    __global float* restrict W, volatile __global int* counts
 
 // sweep: work-item (c, lane) owns vector c of every row (VW columns) and sums rows
 // r0 + lane, r0 + lane + LANES, ... of its slice, UNROLL rows' loads at a time; the
@@ -185,7 +185,7 @@ void matvec_sweep(MATVEC_ARGS) {
     }
 #if SLICED
     __local int last;
-    if (!last_of_slices(W, L, S, get_group_id(0), &last) || !mine) return;
+    if (!last_of_slices(counts + get_group_id(0), S, &last) || !mine) return;
     for (int w = 0; w < VW && c * VW + w < L; w++)
         sum_slices(W, L, S, c * VW + w, y, offy + (size_t)(c * VW + w) * incy, alpha, beta);
 #endif
@@ -236,7 +236,7 @@ void matvec_dot(MATVEC_ARGS) {
     }
 #if SLICED
     __local int last;
-    if (!last_of_slices(W, R, S, get_group_id(1), &last) || !mine) return;
+    if (!last_of_slices(counts + get_group_id(1), S, &last) || !mine) return;
     sum_slices(W, R, S, row, y, offy + (size_t)row * incy, alpha, beta);
 #endif
 }

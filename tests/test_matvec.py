@@ -131,6 +131,35 @@ def test_matvec_sliced_depth_again(queue, thresholds):
         assert all(np.array_equal(got[0], g) for g in got[1:])
 
 
+def test_a_sliced_plans_counts_are_out_of_its_allocators_reach(queue, thresholds):
+    """The slices' counts stay zero between launches in a buffer of the plan's own: its
+    allocator's memory (a pool's, which a result dropped while another queue still writes
+    it can be handed to) may be overwritten between calls, and each later call still writes
+    the right product (with the counts there, one stray write stopped every later launch
+    from writing c)."""
+    import pyopencl as cl
+    rng = np.random.default_rng()
+    thresholds(matvec_groups=64, matvec_min_depth=8)
+    handed = []
+
+    def alloc(nbytes):
+        handed.append(cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes))
+        return handed[-1]
+    for m, n, k in [(1, 37, 1000), (45, 1, 999)]:
+        a, b = rand(rng, m, k), rand(rng, k, n)
+        plan = clgemm.Plan(queue, m, n, k, allocator=alloc)
+        assert plan.describe()["splits"] > 1
+        da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+        dc = cla.empty(queue, (m, n), np.float32)
+        for i in range(3):
+            dc.fill(np.float32(np.nan))
+            got = plan(da, db_, dc).get()
+            assert close(got, a, b, k), i
+            assert handed
+            for buf in handed:          # what another queue's late write would do
+                cl.enqueue_fill_buffer(queue, buf, np.int32(7), 0, buf.size)
+
+
 def test_matvec_only_without_a_named_kernel(queue, thresholds):
     """A named kernel, parameters or split count runs that kernel at m = 1 as asked; the
     threshold at 0 turns the path off."""
