@@ -99,14 +99,33 @@ inline bool last_of_slices(volatile __global int* count, const int S, __local in
     return *last;
 }
 
-// y[i] from the S rows of W (n floats a row) added in slice order (each read an atomic
-// that leaves the value as it is).
-inline void sum_slices(__global float* W, const int n, const int S, const int i,
-                       __global float* y, const size_t yi, const float alpha, const float beta) {
-    volatile __global int* w = (volatile __global int*)(W + i);
-    float sum = 0.0f;
-    for (int s = 0; s < S; s++) sum += as_float(atomic_or(w + (size_t)s * n, 0));
-    store_y(y, yi, alpha, sum, beta);
+// y[i0 + w * 1] for w < nw (nw <= VW: consecutive outputs), element yi0 + w * incy of y,
+// from the S rows of W (n floats a row), each output's slices added in slice order. Every
+// read is an atomic that leaves the value as it is; they go out 8 slices of all nw outputs
+// at a time before their sums, so that the last group waits for one round trip to memory
+// per 8 slices, not one per slice and output.
+inline void sum_slices(__global float* W, const int n, const int S, const int i0,
+                       const int nw, __global float* y, const size_t yi0, const int incy,
+                       const float alpha, const float beta) {
+    volatile __global int* w0 = (volatile __global int*)(W + i0);
+    float sum[VW];
+    for (int w = 0; w < VW; w++) sum[w] = 0.0f;
+    int s = 0;
+    for (; s + 8 <= S; s += 8) {
+        float x[8][VW];
+        #pragma unroll
+        for (int u = 0; u < 8; u++)
+            #pragma unroll
+            for (int w = 0; w < VW; w++)
+                x[u][w] = w < nw ? as_float(atomic_or(w0 + (size_t)(s + u) * n + w, 0)) : 0.0f;
+        #pragma unroll
+        for (int u = 0; u < 8; u++)
+            #pragma unroll
+            for (int w = 0; w < VW; w++) sum[w] += x[u][w];
+    }
+    for (; s < S; s++)
+        for (int w = 0; w < nw; w++) sum[w] += as_float(atomic_or(w0 + (size_t)s * n + w, 0));
+    for (int w = 0; w < nw; w++) store_y(y, yi0 + (size_t)w * incy, alpha, sum[w], beta);
 }
 
 // This group's part [p0, p1) of n things cut into S slices of ceil(n / S), the last shorter
@@ -186,8 +205,8 @@ void matvec_sweep(MATVEC_ARGS) {
 #if SLICED
     __local int last;
     if (!last_of_slices(counts + get_group_id(0), S, &last) || !mine) return;
-    for (int w = 0; w < VW && c * VW + w < L; w++)
-        sum_slices(W, L, S, c * VW + w, y, offy + (size_t)(c * VW + w) * incy, alpha, beta);
+    sum_slices(W, L, S, c * VW, min(VW, L - c * VW), y, offy + (size_t)c * VW * incy, incy,
+               alpha, beta);
 #endif
 }
 
@@ -237,6 +256,6 @@ void matvec_dot(MATVEC_ARGS) {
 #if SLICED
     __local int last;
     if (!last_of_slices(counts + get_group_id(1), S, &last) || !mine) return;
-    sum_slices(W, R, S, row, y, offy + (size_t)row * incy, alpha, beta);
+    sum_slices(W, R, S, row, 1, y, offy + (size_t)row * incy, incy, alpha, beta);
 #endif
 }
