@@ -31,9 +31,9 @@
 // H200, tuned: whole calls 1.15-1.18x gemm()'s kernel-5 path at 1 x 4096 x 4096 (0.82-0.83x
 // cuBLAS) and 2.0-2.1x at 4096 x 1 x 4096 (0.95-0.98x cuBLAS), results/h200/README.md; CPU device (pocl 3.0, 2
 // cores): 6.1-11x from 1 x 2048 x 2048 to 4096 x 1 x 4096 (results/pocl/README.md).
-// The slices added in the same launch instead of a second one: spans 1.5x at 1 x 2048 x 2048
-// (8 slices), 1.03x at 1 x 4096 x 4096, 1.0x at 1 x 8192 x 8192 (16) on an H100,
-// results/h100/raw/matvec-onepass-2026-12-05-7d04b2e.txt.
+// The slices added in the same launch instead of a second one, on an H100: whole calls
+// 1.2-1.4x at 1 x 2048 x 2048 (8 slices), 1.0x at 1 x 4096 x 4096, 0.97x at 1 x 8192 x 8192
+// (16), results/h100/raw/matvec-counts-buffer-2026-12-05-c230c8f.txt.
 
 // sweep: CV vectors of a row a work-group covers (local size 0), LANES work-items that
 // share its rows (local size 1); dot: LW work-items a row (local size 0), RW rows a
