@@ -22,19 +22,35 @@ PLAN_CACHE_SIZE = 32      # plans gemm() keeps; each holds its scratch buffers
 
 
 def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
-    """The pool that gemm() takes outputs and scratch buffers from, one per context and
-    thread: a fresh device allocation cost 422 us for an 8192^2 matrix on the H200, 116 us
-    from a pool, and allocating can make NVIDIA's driver wait for the device. pyopencl's
-    MemoryPool is not made for threads (a result dropped in one thread goes back to its
-    pool while another allocates), so each thread has its own."""
-    key = (queue.context.int_ptr, threading.get_ident())
-    pool = _pools.get(key)
-    if pool is None:
-        pool = _pools.setdefault(key, cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue)))
+    """The pool that gemm() takes outputs and scratch buffers from, one per queue and thread:
+    a fresh device allocation cost 422 us for an 8192^2 matrix on the H200, 116 us from a
+    pool, and allocating can make NVIDIA's driver wait for the device. A buffer goes back to
+    its pool when dropped, even while a kernel still has to write or read it (a result
+    dropped before its kernel ran, a call's upload of a host operand); a pool of its queue's
+    own hands it only to later commands of that queue, which the queue runs after that
+    kernel. One pool per context let a call on another queue take such a buffer and write
+    it first (a wrong result). pyopencl's MemoryPool is not made for threads (a result
+    dropped in one thread goes back to its pool while another allocates), so each thread has
+    its own. The pools of the POOLS_KEPT queues asked for last are kept per context and
+    thread; an older one leaves this table (the plans and buffers that hold it keep it)."""
+    if not isinstance(queue, cl.CommandQueue):
+        raise TypeError(f"memory_pool takes a pyopencl CommandQueue, not {type(queue).__name__}")
+    key = (queue.context.int_ptr, queue.int_ptr, threading.get_ident())
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+            mine = [k for k in _pools if k[0] == key[0] and k[2] == key[2]]
+            for old in mine[:-POOLS_KEPT]:         # oldest first
+                _pools.pop(old).free_held()
+        else:
+            _pools.move_to_end(key)
     return pool
 
 
-_pools: dict[tuple[int, int], cl_tools.MemoryPool] = {}
+POOLS_KEPT = 4     # queues' pools kept per context and thread (memory_pool)
+_pools: OrderedDict[tuple[int, int, int], cl_tools.MemoryPool] = OrderedDict()
+_pools_lock = threading.Lock()
 
 
 def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable[[int], object]:
@@ -67,8 +83,17 @@ def bury(layouts: dict, last: list) -> None:
     """A Plan's finalizer (clgemm.plan): its layouts, which hold its scratch buffers, kept
     until `last` (its last launch's event) is done."""
     if last[0] is not None and layouts:
-        with _graves_lock:
-            _graves.append((last[0], layouts))
+        hold(last[0], layouts)
+    else:
+        sweep()
+
+
+def hold(ev: cl.Event, things: object) -> None:
+    """Keep `things` until `ev` is done: a Plan's layouts, or the uploads of a call that
+    returned before its kernel ran (their pooled buffers, and their copies' events, which
+    would wait for the copy where they were dropped)."""
+    with _graves_lock:
+        _graves.append((ev, things))
     sweep()
 
 
@@ -128,6 +153,7 @@ def release(context: cl.Context) -> None:
         del plans[key]
     if express[0] is not None and express[0][0].queue.context.int_ptr == ptr:
         express[0] = None
-    for key in [k for k in _pools if k[0] == ptr]:
-        _pools.pop(key).free_held()
+    with _pools_lock:
+        for key in [k for k in _pools if k[0] == ptr]:
+            _pools.pop(key).free_held()
     build.forget(ptr)

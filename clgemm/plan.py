@@ -380,18 +380,26 @@ class Plan:
 
     def _host(self, a, b, c, alpha: float, beta: float):
         """numpy operands (or a mix): uploaded into pooled Arrays, computed on the device;
-        a numpy result, or c, is read back (blocking: the caller asked for host data)."""
+        a numpy result, or c, is read back (blocking: the caller asked for host data). Where
+        the result is an Array, nothing blocks: a numpy operand is copied on the host and
+        its copy uploaded without waiting (a blocking upload waited behind all the queue's
+        work, for ever where that work waited for a user event this thread was to set), and
+        the uploads are held until the kernel is done (cache.hold)."""
         self._check(a, b, c)
         if isinstance(c, np.ndarray) and not c.flags.writeable:
             raise ValueError("c is a read-only numpy array; the result is written into c")
         # a device c over a device a or b is refused by _device, which every c that is an
         # Array reaches (a numpy c is written only after the inputs are on the device)
-        da, db_ = self._upload(a), self._upload(b)
+        device = isinstance(c, cla.Array) or c is None and (isinstance(a, cla.Array)
+                                                            or isinstance(b, cla.Array))
+        da, db_ = self._upload(a, device), self._upload(b, device)
+        if device:
+            out = self._device(da, db_, c, alpha, beta)
+            if out.events and (da is not a or db_ is not b):
+                cache.hold(out.events[-1], (da, db_))
+            return out
         if c is None:
-            out = self._device(da, db_, None, alpha, beta)
-            return out if isinstance(a, cla.Array) or isinstance(b, cla.Array) else out.get()
-        if isinstance(c, cla.Array):
-            return self._device(da, db_, c, alpha, beta)
+            return self._device(da, db_, None, alpha, beta).get()
         if beta == 0.0:
             c[...] = self._device(da, db_, None, alpha, beta).get()
         else:
@@ -400,12 +408,17 @@ class Plan:
             c[...] = dc.get()
         return c
 
-    def _upload(self, x):
+    def _upload(self, x, later: bool = False):
+        """x on the device: itself if an Array; else uploaded, waiting for the copy, or with
+        `later` from a copy of x's own, not waiting (x may change once the call returns)."""
         if isinstance(x, cla.Array):
             return x
-        if not (x.flags.c_contiguous or x.flags.f_contiguous):
+        if later:
+            x = np.array(x, order="F" if x.flags.f_contiguous and not x.flags.c_contiguous
+                         else "C")
+        elif not (x.flags.c_contiguous or x.flags.f_contiguous):
             x = np.ascontiguousarray(x)
-        return cla.to_device(self.queue, x, allocator=self._allocate)
+        return cla.to_device(self.queue, x, allocator=self._allocate, async_=later)
 
 
 def _product(plan: Plan) -> str:

@@ -207,3 +207,62 @@ def test_transpose_waits_only_for_other_queues(queue, rng, waits):
         out = clgemm.transpose(queue, da)
         assert waited_only_for(waits, write), waits
     assert np.array_equal(out.get(), fresh.T)
+
+
+MIXED = """
+import numpy as np, pyopencl as cl, pyopencl.array as cla, clgemm
+from clgemm import device, verify
+q = device.queue(device.select())
+rng = np.random.default_rng()
+a, b, x, y = (verify.random_matrix(rng, 64, 64) for _ in range(4))
+db = cla.empty(q, b.shape, np.float32)
+writer, third = cl.CommandQueue(q.context), cl.CommandQueue(q.context)
+gate = cl.UserEvent(q.context)
+db.add_event(cl.enqueue_copy(writer, db.base_data, b, is_blocking=False, wait_for=[gate]))
+r0 = clgemm.gemm(q, cla.to_device(q, a), db)   # q now has a kernel waiting for the gate
+given = a.copy()
+r1 = clgemm.gemm(q, given, db)          # before the gate is set, by this thread alone
+given[...] = 0.0                        # the caller's array, changed once the call returned
+r2 = clgemm.gemm(third, x, cla.to_device(third, y))
+gate.set_status(cl.command_execution_status.COMPLETE)
+ab = verify.reference(a, b)
+print(verify.rel_error(r0.get(), ab), verify.rel_error(r1.get(), ab),
+      verify.rel_error(r2.get(), verify.reference(x, y)))
+"""
+
+
+def test_a_mixed_call_returns_at_once_and_uses_its_operand_as_given():
+    """numpy a with an Array b whose contents wait behind a user event: the call returns
+    before the event is set (its upload of a waited behind the queue's work: for ever, as
+    here, where the thread that was to set the event made the call), computes with a as it
+    was when called (the caller may change a at once), and a call on another queue meanwhile
+    cannot take the pooled block that a went into (it took it, and the first result was
+    x @ b). In a process of its own, so that a call that blocks fails the test."""
+    import os
+    import subprocess
+    import sys
+    try:
+        p = subprocess.run([sys.executable, "-c", MIXED], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, PYOPENCL_COMPILER_OUTPUT="0"))
+    except subprocess.TimeoutExpired:
+        pytest.fail("the call waited for the user event that its own thread was to set")
+    assert p.returncode == 0, p.stderr[-2000:]
+    errors = [float(e) for e in p.stdout.split()]
+    assert len(errors) == 3 and all(e <= verify.tolerance(64) for e in errors), p.stdout
+
+
+def test_a_result_dropped_before_its_kernel_ran_is_not_another_queues_result(queue, rng):
+    """A result dropped while its kernel waits goes back to its pool; a call on another
+    queue must not be handed that block (it was, and the first kernel overwrote its
+    result once it ran)."""
+    a, b, x, y = (rand(rng, 64, 64) for _ in range(4))
+    da, db_ = cla.to_device(queue, a), cla.empty(queue, b.shape, np.float32)
+    other = cl.CommandQueue(queue.context)
+    with late_write(queue, db_, b):
+        r1 = clgemm.gemm(queue, da, db_)
+        del r1
+        r2 = clgemm.gemm(other, cla.to_device(other, x), cla.to_device(other, y))
+        before = r2.get()
+    queue.finish()
+    xy = verify.reference(x, y)
+    assert close(before, xy, 64) and close(r2.get(), xy, 64)
