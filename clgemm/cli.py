@@ -13,8 +13,8 @@ import click
 
 from . import device as devmod
 from . import db, kernels, show, store, verify
-from .options import (Float, Int, kernel_keys, not_blank, param_pairs, parse_ints,
-                      parse_shapes, results_folder, scalar_value, split_k_value)
+from .options import (MAX_REPEAT, Float, Int, kernel_keys, not_blank, param_pairs,
+                      parse_ints, parse_shapes, results_folder, scalar_value, split_k_value)
 
 _DEVICE = click.option("--device", "device_spec", default=None, metavar="D",
                        help="PLATFORM:DEVICE indices or a name substring (default: first GPU, "
@@ -101,7 +101,7 @@ def devices(device_spec) -> None:
 
 @main.command()
 @_gemm_shape(default_size=1024)
-@click.option("--repeat", type=Int(min=1), default=None,
+@click.option("--repeat", type=Int(min=1, max=MAX_REPEAT), default=None,
               help="timed launches [default: 10, fewer (>= 3) when a launch takes over 0.2 s]")
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=param_pairs, metavar="NAME=VALUE",
@@ -183,7 +183,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
               help="seconds for the search, for all shapes together: no evaluation starts "
                    "after it, the one timing on the device finishes (within --timeout) and "
                    "those still compiling are stopped")
-@click.option("--repeat", type=Int(min=1), default=5, show_default=True,
+@click.option("--repeat", type=Int(min=1, max=MAX_REPEAT), default=5, show_default=True,
               help="timed launches per configuration")
 @click.option("--workers", type=Int(min=1), default=None,
               help="compiling worker processes [default: one per core, as many as memory holds]")
@@ -310,7 +310,7 @@ def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, 
 @click.option("--clblast-params", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Xgemm parameters from CLBlast's tuner: a JSON object of NAME: VALUE, or "
                    "{'sets': {label: {NAME: VALUE}}}")
-@click.option("--repeat", type=Int(min=1), default=10, show_default=True)
+@click.option("--repeat", type=Int(min=1, max=MAX_REPEAT), default=10, show_default=True)
 @_DEVICE
 @click.option("--out", "out_dir", default="results", show_default=True, callback=not_blank,
               help="results go to OUT/<device>/bench-<date>.json, .csv and .png")
@@ -336,14 +336,17 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     if clblast_params:
         try:
             doc = json.loads(open(clblast_params).read())
-        except ValueError as e:
-            raise click.BadParameter(f"not JSON: {e}", param_hint="--clblast-params") from None
+        except (ValueError, RecursionError) as e:
+            why = "nested too deeply" if isinstance(e, RecursionError) else e
+            raise click.BadParameter(f"not JSON: {why}", param_hint="--clblast-params") from None
         sets = doc["sets"] if isinstance(doc, dict) and "sets" in doc else {"tuned": doc}
-        if not isinstance(sets, dict) or not all(
-                isinstance(v, dict) and all(isinstance(x, int) for x in v.values())
+        # values pass to CLBlast as size_t: one out of range would wrap around, unseen
+        if not isinstance(sets, dict) or not sets or not all(
+                isinstance(v, dict) and v and all(type(x) is int and 0 <= x < 2**31
+                                                  for x in v.values())
                 for v in sets.values()):
-            raise click.BadParameter("expected a JSON object of NAME: integer, or "
-                                     "{\"sets\": {label: {NAME: integer}}}",
+            raise click.BadParameter("expected a JSON object of NAME: integer (0 to 2^31-1), "
+                                     "or {\"sets\": {label: {NAME: integer}}}, none empty",
                                      param_hint="--clblast-params")
     for folder in (Path(out_dir), benchmod.results_dir(queue, out_dir)):
         results_folder(folder)             # before measuring, not after
@@ -396,7 +399,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
               help="rows = cols")
 @click.option("--rows", type=Int(min=1), default=None)
 @click.option("--cols", type=Int(min=1), default=None)
-@click.option("--repeat", type=Int(min=1), default=None,
+@click.option("--repeat", type=Int(min=1, max=MAX_REPEAT), default=None,
               help="timed launches per round (3 rounds, interleaved with the copy)")
 @_DEVICE
 @click.option("--param", "params", multiple=True, callback=param_pairs, metavar="NAME=VALUE")

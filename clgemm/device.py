@@ -76,8 +76,10 @@ def select(spec: str | None = None) -> cl.Device:
         raise TypeError(f"the device spec must be a string such as '0:1' or 'H200' (or a "
                         f"platform index), not {type(spec).__name__}")
     all_ = entries()
+    from_env = False
     if spec is None or not spec.strip():     # blank (an unset shell variable): no choice made
         spec = os.environ.get("PYOPENCL_CTX", "").strip() or None
+        from_env = spec is not None
     if spec is None:
         real = [e for e in all_ if not _is_oclgrind(e)]
         ranked = ([e for e in real if is_gpu(e.device)] + [e for e in real if not is_gpu(e.device)]
@@ -86,7 +88,12 @@ def select(spec: str | None = None) -> cl.Device:
             raise DeviceNotFound("no OpenCL device found. " + (nvidia_icd_hint() or
                                  "Install pocl-binary-distribution for a CPU device."))
         return ranked[0].device
-    return _match(spec.strip(), all_).device
+    try:
+        return _match(spec.strip(), all_).device
+    except DeviceNotFound as e:
+        if from_env:       # a choice not made on the command line is named where it was made
+            raise DeviceNotFound(f"PYOPENCL_CTX={spec}: {e}") from None
+        raise
 
 
 def _match(spec: str, all_: list[Entry]) -> Entry:
@@ -98,14 +105,28 @@ def _match(spec: str, all_: list[Entry]) -> Entry:
                 return e
     else:
         low = spec.lower()
-        for e in all_:
-            if low in e.device.name.lower() or low in e.platform.name.lower():
-                return e
-    listing = "; ".join(f"{e.spec} {e.device.name.strip()} ({e.platform.name.strip()})" for e in all_)
-    raise DeviceNotFound(f"no OpenCL device matches {spec!r}. Devices: {listing or 'none'}")
+        found = [e for e in all_ if low in e.device.name.lower() or low in e.platform.name.lower()]
+        # the simulator only where nothing else matches; devices of one name (a machine's
+        # GPUs of one kind) are alike, so the first is taken, but not one of other devices
+        found = [e for e in found if not _is_oclgrind(e)] or found
+        if len({(e.device.name.strip(), e.platform.name.strip()) for e in found}) > 1:
+            raise DeviceNotFound(f"{spec!r} matches several devices: {_listing(found)}; give "
+                                 f"more of a name, or PLATFORM:DEVICE")
+        if found:
+            return found[0]
+    raise DeviceNotFound(f"no OpenCL device matches {spec!r}. Devices: {_listing(all_) or 'none'}")
+
+
+def _listing(entries_: list[Entry]) -> str:
+    return "; ".join(f"{e.spec} {e.device.name.strip()} ({e.platform.name.strip()})"
+                     for e in entries_)
 
 
 def queue(device: cl.Device, profiling: bool = True) -> cl.CommandQueue:
+    """A queue (profiling events on unless asked otherwise) in a new context of `device`."""
+    if not isinstance(device, cl.Device):
+        raise TypeError(f"device_queue takes a pyopencl Device (clgemm.select_device() gives "
+                        f"one), not {type(device).__name__}")
     ctx = cl.Context([device])
     props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
     return cl.CommandQueue(ctx, properties=props)

@@ -5,6 +5,7 @@ name the option."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -30,12 +31,25 @@ class Int(click.IntRange):
 
 
 class Float(click.FloatRange):
-    """A number option written in ASCII: float() also reads '１' and '1_0'."""
+    """A number option written in ASCII: float() also reads '１' and '1_0'. A bounded one
+    (a time, a limit) is also finite: NaN passes every comparison with a bound (`--time-limit
+    nan` ran without end) and inf means the option left out."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.min is None and self.max is None:
+            self.name = "float"        # in --help: FLOAT, not FLOAT RANGE with "x<=None"
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and (not value.isascii() or "_" in value):
             self.fail(f"{value!r} is not a valid float", param, ctx)
-        return super().convert(value, param, ctx)
+        out = super().convert(value, param, ctx)
+        if (self.min is not None or self.max is not None) and not math.isfinite(out):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return out
 
 
 def not_blank(ctx, param, value: str | None) -> str | None:
@@ -102,15 +116,30 @@ def kernel_keys(text: str) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
+MAX_LISTED = 4096    # values a list of numbers and ranges may give (--sizes, --kernels)
+# timed launches a --repeat may ask for: each keeps its event and time until the median
+# (10^12 grew the process by 150 MB a second until the system would have killed it)
+MAX_REPEAT = 100_000
+
+
 def parse_ints(text: str, what: str) -> list[int]:
-    out = []
+    """Numbers and ranges like 1-7, comma-separated, each checked before it is expanded (a
+    range of 10^11 values had filled the memory)."""
+    out: list[int] = []
     for part in text.split(","):
         lo, dash, hi = part.strip().partition("-")
         if not (digits(lo) and (not dash or digits(hi))):
             raise click.BadParameter(f"{part!r} is not a number or a range like 1-7", param_hint=what)
-        out += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
-    if not out or min(out) < 1:
-        raise click.BadParameter("values must be >= 1", param_hint=what)
+        first, last = int(lo), int(hi) if dash else int(lo)
+        if first < 1:
+            raise click.BadParameter(f"{part.strip()!r}: values must be >= 1", param_hint=what)
+        if last < first:
+            raise click.BadParameter(f"{part.strip()!r} runs backwards: write it low-high, "
+                                     f"as {last}-{first}", param_hint=what)
+        if len(out) + last - first + 1 > MAX_LISTED:
+            raise click.BadParameter(f"{text.strip()!r} gives more than {MAX_LISTED} values",
+                                     param_hint=what)
+        out += range(first, last + 1)
     return out
 
 

@@ -583,3 +583,65 @@ def test_a_run_whose_product_overflows_float32_says_so():
     assert "its float32 result overflows" in r.output
     r = invoke("run", "--kernel", "2", "--size", "16", "--repeat", "1", "--alpha", "3e38", "--json")
     assert json.loads(r.output)["overflows"] is True
+
+
+def test_bounded_numbers_counts_and_lists_are_refused_before_anything_runs(home, tmp_path):
+    """--time-limit nan ran a tune without end (NaN passes every bound), --timeout nan
+    recorded a timed-out split stage with exit 0, --repeat 10^12 grew the process until the
+    system would kill it, and a range of 10^11 values ran out of memory in a traceback; a
+    range written backwards was refused as values below 1."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    wide, empty = tmp_path / "wide.json", tmp_path / "empty.json"
+    wide.write_text(json.dumps({"MWG": 2**64 + 64}))
+    empty.write_text("{}")
+    out = str(tmp_path / "out")
+    for args, words in (
+            (["tune", "--size", "8", "--budget", "2", "--time-limit", "nan"],
+             "'nan' is not a finite number"),
+            (["tune", "--size", "8", "--budget", "2", "--timeout", "inf"],
+             "'inf' is not a finite number"),
+            (["run", "--size", "8", "--repeat", str(2**40)], "1<=x<=100000"),
+            (["transpose", "--size", "8", "--repeat", str(2**40)], "1<=x<=100000"),
+            (["bench", "--against", "none", "--out", out, "--sizes", "1-99999999999"],
+             "gives more than 4096 values"),
+            (["bench", "--against", "none", "--out", out, "--kernels", "7-5"],
+             "'7-5' runs backwards: write it low-high, as 5-7"),
+            (["bench", "--against", "none", "--out", out, "--sizes", "0-4"], "values must be >= 1"),
+            (["bench", "--against", "clblast", "--out", out, "--sizes", "8",
+              "--clblast-params", str(deep)], "nested too deeply"),
+            (["bench", "--against", "clblast", "--out", out, "--sizes", "8",
+              "--clblast-params", str(wide)], "0 to 2^31-1"),
+            (["bench", "--against", "clblast", "--out", out, "--sizes", "8",
+              "--clblast-params", str(empty)], "none empty")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, (args, r.output)
+    r = invoke("run", "--help")
+    assert "FLOAT RANGE" not in r.output.split("--beta")[1].split("\n")[0] and "x<=None" not in r.output
+
+
+def test_a_device_name_matching_several_devices_is_refused_and_the_simulator_is_not_guessed(
+        monkeypatch):
+    """A substring that matched several devices took the first, the Oclgrind simulator
+    among them, which is to run only where asked for; the machine's GPUs of one kind are
+    alike, and a bad PYOPENCL_CTX is named as where the choice came from."""
+    from types import SimpleNamespace
+
+    from clgemm import device as devmod
+
+    def entry(spec, device, platform):
+        return SimpleNamespace(spec=spec, device=SimpleNamespace(name=device),
+                               platform=SimpleNamespace(name=platform))
+    listed = [entry("0:0", "Oclgrind Simulator", "Oclgrind"),
+              entry("1:0", "pthread-Intel(R) Xeon(R) Processor", "Portable Computing Language"),
+              entry("2:0", "NVIDIA H100 80GB HBM3", "NVIDIA CUDA"),
+              entry("2:1", "NVIDIA H100 80GB HBM3", "NVIDIA CUDA")]
+    monkeypatch.setattr(devmod, "entries", lambda: listed)
+    assert devmod.select("r") is listed[1].device              # not the simulator
+    assert devmod.select("oclgrind") is listed[0].device
+    assert devmod.select("H100") is listed[2].device           # alike: the first
+    with pytest.raises(devmod.DeviceNotFound, match="'a' matches several devices: 1:0 .*2:0"):
+        devmod.select("a")
+    monkeypatch.setenv("PYOPENCL_CTX", "nonsense")
+    with pytest.raises(devmod.DeviceNotFound, match="^PYOPENCL_CTX=nonsense: no OpenCL device"):
+        devmod.select()

@@ -290,3 +290,15 @@ def test_without_a_kernel_an_entry_beaten_at_its_own_shape_is_not_taken(queue, t
     db.record_best(dev, "2", 64, 64, 64, {"TS": 4}, 50.0)      # now kernel 2 was the faster
     assert GemmPlan(queue, None, shape=(64, 4, 64)).kernel.key == "2"
     assert GemmPlan(queue, "5", shape=(64, 4, 64)).params == P5    # a kernel named: its own
+
+
+def test_the_exported_helpers_name_what_they_take(queue):
+    """memory_pool(None) and memory_pool(context) raised AttributeErrors about `.context`,
+    device_queue(None) and device_queue("1") a RuntimeError of std::bad_cast."""
+    for wrong in (None, queue.context):
+        with pytest.raises(TypeError, match="memory_pool takes a pyopencl CommandQueue"):
+            clgemm.memory_pool(wrong)
+    for wrong in (None, "1"):
+        with pytest.raises(TypeError, match="device_queue takes a pyopencl Device"):
+            clgemm.device_queue(wrong)
+    assert clgemm.memory_pool(queue) is clgemm.memory_pool(queue)
