@@ -29,8 +29,8 @@ from multiprocessing.connection import Connection
 
 import pyopencl as cl
 
+from . import db, kernels, matvec, operands
 from . import device as devmod
-from . import operands
 from .build import BuildError
 from .evaluate import short
 
@@ -443,3 +443,22 @@ def most_workers(dev: cl.Device, m: int, n: int, k: int) -> tuple[int, str] | No
                        f"the device's {dev.global_mem_size / 2**30:.1f} GiB "
                        f"({data / 2**30:.2f} GiB of operands a worker)"))
     return min(bounds) if bounds else None
+
+
+def check_fits(dev: cl.Device, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
+    """Refuse, before any worker starts, a shape whose operands cannot be made, which would
+    otherwise fail every configuration alike: each worker makes its own A, B and C, on the
+    host and on the device (whose memory, for a CPU device, is the host's). A
+    matrix-vector kernel is tuned only at a shape of its form (matvec.check_form)."""
+    if kernel in kernels.MATVEC:
+        matvec.check_form(kernel, m, n)
+    try:
+        operands.check_fits(dev, operands.gemm_shapes(m, n, k) * nworkers, host=True)
+    except ValueError as e:
+        raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
+                         f"{nworkers} worker(s), each with its own operands: {e}") from None
+    most = most_workers(dev, m, n, k)
+    if nworkers > 1 and most is not None and nworkers > most[0]:
+        fit = max(most[0], 1)
+        raise ValueError(f"{nworkers} workers do not fit at {db.shape_key(m, n, k)}: at most "
+                         f"{fit} fit in {most[1]}; give --workers {fit} or fewer")

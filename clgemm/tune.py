@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, heuristics, kernels, launch, matvec, operands, pool, strategies, timing
+from . import db, heuristics, kernels, launch, matvec, pool, strategies, timing
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
@@ -51,7 +51,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
     kern = kernels.tunable(kernel)
     dev = devmod.select(device_spec)
     nworkers = workers or pool.default_workers(dev, m, n, k)
-    _check_fits(dev, kern.key, m, n, k, nworkers)
+    pool.check_fits(dev, kern.key, m, n, k, nworkers)
     if kern.kind == "matvec" and evaluator == DEFAULT_EVALUATOR:
         evaluator = MATVEC_EVALUATOR
     db.check_writable(dev, database=update_db)
@@ -119,7 +119,8 @@ def tune_many(jobs: Sequence[tuple[str, int, int, int]], *, time_limit: float | 
     are tune()'s."""
     dev = devmod.select(options.get("device_spec"))
     for kernel, m, n, k in jobs:
-        _check_fits(dev, kernels.tunable(kernel).key, m, n, k, options.get("workers") or 1)
+        pool.check_fits(dev, kernels.tunable(kernel).key, m, n, k,
+                        options.get("workers") or 1)
     used = 0.0
     out = []
     for i, job in enumerate(jobs):
@@ -202,6 +203,24 @@ class _Sweep:
                             | ({"timeout_s": self.timeout} if status == "timeout" else {}))
             workers.replace(wid)
 
+        unstarted = 0
+
+        def restart(wid: int, why: str) -> None:
+            # a worker dead (or hung) before its task started fails for its own reasons: the
+            # task goes to a new one, unrecorded (as "crashed" it stayed failed when resumed)
+            nonlocal unstarted
+            unstarted += 1
+            if unstarted > 2 * len(slots):
+                m, n, k = self.shape
+                raise WorkerSetupError(f"tuning kernel {self.log.kern.key} at "
+                                       f"{db.shape_key(m, n, k)} stopped: {unstarted} worker "
+                                       f"processes failed before their first task ({why})")
+            task = slots[wid].task
+            release(wid)
+            workers.replace(wid)
+            slots[wid].task, slots[wid].phase, slots[wid].since = task, "queued", time.time()
+            slots[wid].tasks.put(("eval", *task))
+
         self.progress()
         while True:
             out_of_time = self.time_limit is not None and time.time() - self.t0 >= self.time_limit
@@ -268,12 +287,15 @@ class _Sweep:
                 if slot.task is None:
                     continue
                 if not slot.proc.is_alive():
-                    replace(wid, "crashed", f"worker process died (exit code {slot.proc.exitcode}) "
-                                            f"during {slot.phase}")
+                    why = f"worker process died (exit code {slot.proc.exitcode}) during {slot.phase}"
+                    if slot.phase == "queued":
+                        restart(wid, why)
+                    else:
+                        replace(wid, "crashed", why)
                 elif slot.phase in ("compile", "run") and time.time() - slot.since > self.timeout:
                     replace(wid, "timeout", f"no result after {self.timeout:.0f} s of {slot.phase}")
                 elif slot.phase == "queued" and time.time() - slot.since > 3 * self.timeout + 60:
-                    replace(wid, "crashed", "worker did not start")
+                    restart(wid, "a worker did not start its task")
         self.seconds = time.time() - self.t0
 
 
@@ -348,25 +370,6 @@ def pick_split(pairs: list[dict]) -> dict:
     fastest = max(p["gflops"] for p in pairs)
     return min((p for p in pairs if p["gflops"] >= fastest / SPLIT_MARGIN),
                key=lambda p: (p.get("splits", 1), -p["gflops"]))
-
-
-def _check_fits(dev, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
-    """Refuse, before any worker starts, a shape whose operands cannot be made, which would
-    otherwise fail every configuration alike: each worker makes its own A, B and C, on the
-    host and on the device (whose memory, for a CPU device, is the host's). A
-    matrix-vector kernel is tuned only at a shape of its form (matvec.check_form)."""
-    if kernel in kernels.MATVEC:
-        matvec.check_form(kernel, m, n)
-    try:
-        operands.check_fits(dev, operands.gemm_shapes(m, n, k) * nworkers, host=True)
-    except ValueError as e:
-        raise ValueError(f"kernel {kernel} at {db.shape_key(m, n, k)} cannot be tuned with "
-                         f"{nworkers} worker(s), each with its own operands: {e}") from None
-    most = pool.most_workers(dev, m, n, k)
-    if nworkers > 1 and most is not None and nworkers > most[0]:
-        fit = max(most[0], 1)
-        raise ValueError(f"{nworkers} workers do not fit at {db.shape_key(m, n, k)}: at most "
-                         f"{fit} fit in {most[1]}; give --workers {fit} or fewer")
 
 
 def _parent_queue(dev) -> cl.CommandQueue:

@@ -235,3 +235,24 @@ class CutoffSpy(Synthetic):
 
     def measure(self, params, cutoff_ms=None):
         return {**super().measure(params, cutoff_ms), "cutoff_ms": cutoff_ms}
+
+
+class DiesAtStart(Synthetic):
+    """Its worker process dies while starting, before its first task, as a worker that cannot
+    start at all does (a sandbox that kills every child, say)."""
+
+    def __init__(self, *args, **kwargs):
+        os._exit(255)
+
+
+class FirstDiesAtStart(Synthetic):
+    """The first worker started dies before its first task; the others run."""
+
+    def __init__(self, *args, **kwargs):
+        marker = os.path.join(os.environ["CLGEMM_HOME"], "first-worker-died")
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            super().__init__(*args, **kwargs)
+            return
+        os._exit(255)

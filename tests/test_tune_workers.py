@@ -270,3 +270,20 @@ def test_a_timeout_not_yet_retried_stays_in_the_export(home, tmp_path):
     doc = json.loads(out.read_text())
     assert sorted(x["configuration"]["TS"] for x in doc["results"]) == [4, 8, 16, 32]
     assert [x["invalidity"] for x in doc["results"] if x["configuration"]["TS"] == 16] == ["timeout"]
+
+
+def test_a_worker_that_dies_before_its_first_task_fails_no_configuration(home):
+    """A worker process that died while starting had its queued configuration recorded as
+    crashed, and a tune whose workers could not start at all recorded every configuration
+    so, failed for good when resumed. Now the task goes to a new worker unrecorded, and
+    workers that keep dying so stop the tune with a message."""
+    res = tune("5", 32, 32, 32, strategy="random", budget=6, workers=2, repeat=2,
+               evaluator="tests.evaluators:FirstDiesAtStart")
+    assert len(res.records) == 6 and all(r["status"] == "ok" for r in res.records), res.records
+    from clgemm.pool import WorkerSetupError
+    with pytest.raises(WorkerSetupError, match="worker processes failed before their first "
+                                               "task .*exit code 255"):
+        tune("5", 64, 64, 64, strategy="random", budget=6, workers=2, repeat=2,
+             evaluator="tests.evaluators:DiesAtStart")
+    log = db.log_path(device.select(), "5", 64, 64, 64)
+    assert not log.exists() or "crashed" not in log.read_text()
