@@ -38,7 +38,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
     6) cuts k into that many slices computed apart and then summed; "auto" takes the count
     the tuner measured for the entry in use, else splits only when C has too few tiles to
     fill the device. `allocator` makes the result and scratch buffers (default: a
-    pyopencl MemoryPool per context and thread, `memory_pool`); `guard`: as Plan's.
+    pyopencl MemoryPool per queue and thread, `memory_pool`); `guard`: as Plan's.
 
     Device operands may be blocks of larger matrices, BLAS's sub-matrices with an offset and
     a leading dimension: a pyopencl Array view such as big[r0:r1, c0:c1] (strides (4*ld, 4))

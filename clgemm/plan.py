@@ -143,7 +143,7 @@ class Plan:
 
     def _pool(self) -> tuple[Allocator, dict]:
         """The calling thread's allocator for results, found once per thread (looking the
-        pool up by context and thread on every call cost about a microsecond), and its
+        pool up by queue and thread on every call cost about a microsecond), and its
         result Arrays' makers by order."""
         mine = self._pools[get_ident()] = (self.allocator or memory_pool(self.queue), {})
         return mine
