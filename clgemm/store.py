@@ -109,13 +109,10 @@ def write_atomic(path: Path, data: object, replace: bool = True) -> None:
         else:
             os.link(tmp, path)
             os.unlink(tmp)
-    except OSError as e:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
-        if e.filename is None:      # a write's own error (a full disk) names no file
-            raise OSError(e.errno, e.strerror, str(path)) from e
-        raise
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename is None:   # a write's own error (a full
+            raise OSError(e.errno, e.strerror, str(path)) from e   # disk) names no file
         raise
 
 

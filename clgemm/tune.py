@@ -182,6 +182,11 @@ class _Sweep:
         slot.task, slot.phase = None, "idle"
         self.progress()
 
+    def stopped(self, why: str) -> WorkerSetupError:
+        """The error that stops this tune for its workers' sake, not a configuration's."""
+        return WorkerSetupError(f"tuning kernel {self.log.kern.key} at "
+                                f"{db.shape_key(*self.shape)} stopped: {why}")
+
     def run(self, workers: pool.Pool) -> None:
         slots = workers.slots
         token: int | None = None            # which worker may use the device now
@@ -211,10 +216,8 @@ class _Sweep:
             nonlocal unstarted
             unstarted += 1
             if unstarted > 2 * len(slots):
-                m, n, k = self.shape
-                raise WorkerSetupError(f"tuning kernel {self.log.kern.key} at "
-                                       f"{db.shape_key(m, n, k)} stopped: {unstarted} worker "
-                                       f"processes failed before their first task ({why})")
+                raise self.stopped(f"{unstarted} worker processes failed before their first "
+                                   f"task ({why})")
             task = slots[wid].task
             release(wid)
             workers.replace(wid)
@@ -268,10 +271,7 @@ class _Sweep:
                 messages = []
             for kind, wid, i, payload in messages:
                 if kind == "fatal":
-                    m, n, k = self.shape
-                    raise WorkerSetupError(f"tuning kernel {self.log.kern.key} at "
-                                           f"{db.shape_key(m, n, k)} stopped: worker {wid} "
-                                           f"could not start ({payload})")
+                    raise self.stopped(f"worker {wid} could not start ({payload})")
                 slot = slots[wid]
                 if slot.task is None or slot.task[0] != i:
                     continue                        # stale: from a worker since replaced
