@@ -32,14 +32,19 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
     it first (a wrong result). pyopencl's MemoryPool is not made for threads (a result
     dropped in one thread goes back to its pool while another allocates), so each thread has
     its own. The pools of the POOLS_KEPT queues asked for last are kept per context and
-    thread; an older one leaves this table (the plans and buffers that hold it keep it)."""
+    thread; an older one leaves this table (the plans and buffers that hold it keep it).
+
+    A fresh block is placed on the device through a queue of clgemm's own (_Pool), not
+    the caller's: NVIDIA's driver (580.159.04) crashed or hung when the placement
+    (clEnqueueMigrateMemObjects, which pyopencl's ImmediateAllocator enqueues) sat behind
+    a command that waited for a user event."""
     if not isinstance(queue, cl.CommandQueue):
         raise TypeError(f"memory_pool takes a pyopencl CommandQueue, not {type(queue).__name__}")
     key = (queue.context.int_ptr, queue.int_ptr, threading.get_ident())
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
-            pool = _pools[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+            pool = _pools[key] = _Pool(_placer(queue))
             mine = [k for k in _pools if k[0] == key[0] and k[2] == key[2]]
             for old in mine[:-POOLS_KEPT]:         # oldest first
                 _pools.pop(old).free_held()
@@ -51,6 +56,40 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
 POOLS_KEPT = 4     # queues' pools kept per context and thread (memory_pool)
 _pools: OrderedDict[tuple[int, int, int], cl_tools.MemoryPool] = OrderedDict()
 _pools_lock = threading.Lock()
+_placers: dict[tuple[int, int], cl.CommandQueue] = {}    # (context, device) -> queue
+
+
+class _Pool(cl_tools.MemoryPool):
+    """A MemoryPool whose fresh blocks are placed on the device by a queue of clgemm's own,
+    `placer`, and handed out only once placed. Placed on the caller's queue, behind a
+    command that waited for a user event, the placement crashed NVIDIA's driver when the
+    event was set (a segmentation fault in a driver thread), or hung it where a kernel used
+    the block (H100 and H200, driver 580.159.04, 2026-12-05). The placer holds nothing
+    else, so waiting for it takes only the placement; a block the pool already holds is
+    handed out without it (managed_bytes unchanged)."""
+
+    def __init__(self, placer: cl.CommandQueue) -> None:
+        super().__init__(cl_tools.ImmediateAllocator(placer))
+        self._placer = placer
+
+    def __call__(self, nbytes: int):
+        before = self.managed_bytes
+        block = super().__call__(nbytes)
+        if self.managed_bytes != before:    # a fresh block: its placement done before use
+            self._placer.finish()
+        return block
+
+    allocate = __call__
+
+
+def _placer(queue: cl.CommandQueue) -> cl.CommandQueue:
+    """The queue that places the pools' fresh blocks on `queue`'s device (_Pool), one per
+    context and device; called under _pools_lock."""
+    key = (queue.context.int_ptr, queue.device.int_ptr)
+    placer = _placers.get(key)
+    if placer is None:
+        placer = _placers[key] = cl.CommandQueue(queue.context, queue.device)
+    return placer
 
 
 def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable[[int], object]:
@@ -71,10 +110,11 @@ def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable
 
 
 # A dropped plan's scratch buffers (padded and transposed operands, split-K sums, aligned
-# results) go back to their pool only once its last launch is done: the pool serves every
-# queue of the context and thread, and a buffer handed out again while a launch on another
-# queue still wrote into it gave that queue's product wrong results (after clear_cache(),
-# the cache's eviction or `del plan`). (event, the plan's layouts) pairs wait here.
+# results) go back to their pool only once its last launch is done: a plan's pool may be a
+# caller's allocator that serves every queue, and a buffer handed out again while a launch
+# on another queue still wrote into it gave that queue's product wrong results (after
+# clear_cache(), the cache's eviction or `del plan`). (event, the plan's layouts) pairs
+# wait here.
 _graves: list[tuple[cl.Event, object]] = []
 _graves_lock = threading.RLock()      # re-entered where a sweep's frees collect a plan
 
@@ -156,4 +196,6 @@ def release(context: cl.Context) -> None:
     with _pools_lock:
         for key in [k for k in _pools if k[0] == ptr]:
             _pools.pop(key).free_held()
+        for key in [k for k in _placers if k[0] == ptr]:
+            del _placers[key]
     build.forget(ptr)
