@@ -23,8 +23,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 
 import pyopencl as cl
@@ -88,6 +89,10 @@ def _reporter(results: Connection):
     return send
 
 
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+_MASKABLE = hasattr(signal, "pthread_sigmask")     # not on Windows
+
+
 def worker(wid: int, parent: int, device_spec: str | None, kernel: str, shape: tuple,
            repeat: int, evaluator: str, tasks: Connection, results: Connection) -> None:
     die_with_parent(parent)
@@ -95,6 +100,8 @@ def worker(wid: int, parent: int, device_spec: str | None, kernel: str, shape: t
     # the parent's job, and each one's traceback would only bury the parent's message
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _MASKABLE:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)   # blocked since the spawn (_start)
     try:
         _serve(wid, parent, device_spec, kernel, shape, repeat, evaluator, tasks, results)
     except _ParentGone:
@@ -290,14 +297,20 @@ class Pool:
     stopped, all from the thread that made the pool."""
 
     def __init__(self, n: int, device_spec: str | None, kernel: str, shape: tuple, repeat: int,
-                 evaluator: str):
+                 evaluator: str,
+                 held: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
+        """`held`: the tune's StopSignals.held, around each worker's start: Ctrl-C in the
+        middle of one cut the pickled task it sends the new process short, and that process
+        printed an EOFError traceback."""
         self.ctx = mp.get_context("spawn")
+        self.held = held
         self.inbox = Inbox(self.ctx)
         self.args = (device_spec, kernel, tuple(shape), repeat, evaluator)
         self.slots: list[Slot] = []
         try:
             for wid in range(n):
-                self.slots.append(self._start(wid))
+                with self.held():         # a signal meanwhile is raised once the slot is kept
+                    self.slots.append(self._start(wid))
         except BaseException:
             self.stop()
             raise
@@ -310,9 +323,20 @@ class Pool:
         # one BLAS thread per worker (many run at once); the caller's environment is restored
         saved = {v: os.environ.get(v) for v in _BLAS_THREADS}
         os.environ.update({v: "1" for v in _BLAS_THREADS})
+        # the worker starts with Ctrl-C and SIGTERM blocked (a thread's signal mask survives
+        # fork and exec) and unblocks them once it ignores them (worker): one that came while
+        # it still imported raised a KeyboardInterrupt there, a traceback from every worker
+        mask = None
+        if _MASKABLE:
+            # multiprocessing's resource tracker, started with the first worker, unblocks
+            # both after its own start: started before, it leaves this mask alone
+            resource_tracker.ensure_running()
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
         try:
             proc.start()
         finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             pipe.close()          # the worker has its own copies: its death closes its pipes
             read.close()
             for v, old in saved.items():
@@ -328,7 +352,8 @@ class Pool:
             old.proc.kill()
         old.proc.join(5)
         old.tasks.close()
-        self.slots[wid] = self._start(wid)
+        with self.held():
+            self.slots[wid] = self._start(wid)
 
     def revive(self) -> None:
         """Replace the workers that died (between the search and the final stages)."""

@@ -79,7 +79,8 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         strat = strategies.make(name, valid, log.done(), seed, kern, dev, first=first)
         workers_pool = sweep = None
         try:
-            workers_pool = pool.Pool(nworkers, device_spec, kern.key, (m, n, k), repeat, evaluator)
+            workers_pool = pool.Pool(nworkers, device_spec, kern.key, (m, n, k), repeat, evaluator,
+                                     held=stops.held)
             sweep = _Sweep(log, strat, counts["budget"], time_limit, timeout, on_progress,
                            (m, n, k), nworkers, note)
             sweep.run(workers_pool)

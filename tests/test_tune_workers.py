@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -19,8 +20,8 @@ import pytest
 from clgemm import db, device, kernels, tunelog
 from clgemm.tune import tune
 
-from .tune_helpers import (_running_in_group, _start_tune, _still_running, _wait_for_lines,
-                           statuses)
+from .tune_helpers import (_children, _running_in_group, _start_tune, _still_running,
+                           _wait_for_lines, statuses)
 
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
@@ -120,6 +121,54 @@ def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
         time.sleep(0.1)
     assert _running_in_group(p.pid) == []       # (exited ones may wait for init to reap them)
     assert all(json.loads(line) for line in log.read_bytes().splitlines())
+
+
+def _signals(pid: str) -> tuple[int, int] | None:
+    """(blocked, ignored) signal masks of a process started by multiprocessing's spawn (a
+    worker, not the resource tracker), from /proc; None for another process or one gone."""
+    try:
+        if b"spawn_main" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return None
+        fields = dict(line.split(":\t") for line in
+                      Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+        return int(fields["SigBlk"], 16), int(fields["SigIgn"], 16)
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def test_ctrl_c_as_the_workers_start_prints_no_traceback(home):
+    """Ctrl-C while a worker still imports clgemm, before it ignores the signal: each
+    worker printed a KeyboardInterrupt traceback. A worker starts with SIGINT blocked
+    (pool.Pool._start) and unblocks it once it ignores it, and a Ctrl-C in that window
+    stops the tune as one later does."""
+    code = ("import sys\nfrom clgemm.tune import tune\ntry:\n"
+            "    tune('5', 64, 64, 64, strategy='random', budget=60, workers=2, "
+            "evaluator='tests.evaluators:SlowSynthetic', update_db=False)\n"
+            "except KeyboardInterrupt:\n    sys.exit('Aborted!')")
+    env = dict(os.environ, CLGEMM_HOME=str(home))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
+                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    sigint = 1 << (signal.SIGINT - 1)
+    seen = None
+    deadline = time.time() + 60
+    while p.poll() is None and time.time() < deadline:     # a worker as it starts
+        seen = next((m for m in map(_signals, _children(p.pid)) if m is not None), None)
+        if seen is not None:
+            break
+        time.sleep(0.001)
+    try:
+        assert seen is not None and seen[0] & sigint, seen   # blocked while it imports
+        os.killpg(p.pid, signal.SIGINT)
+        err = p.communicate(timeout=60)[1]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 1 and "Aborted!" in err, err[-2000:]
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err[-2000:]
+    deadline = time.time() + 10
+    while _running_in_group(p.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _running_in_group(p.pid) == []
 
 
 def test_ctrl_c_of_clgemm_tune_says_how_to_resume(home):
