@@ -99,27 +99,40 @@ def test_kill_9_loses_nothing_and_resume_skips_done(tmp_path, home):
     assert res.summary()["resumed"] == len(kept)
 
 
-def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
-    """Ctrl-C signals the whole process group: the parent stops (as click's "Aborted!"
-    does) without a KeyboardInterrupt traceback from every worker, leaves no worker
-    behind, and every line of the log is whole."""
+def _aborting_tune(home) -> subprocess.Popen:
+    """A tune of kernel 5 (SlowSynthetic: no OpenCL work) in a process group of its own,
+    which exits with click's "Aborted!" on a KeyboardInterrupt; stderr piped."""
     code = ("import sys\nfrom clgemm.tune import tune\ntry:\n"
             "    tune('5', 64, 64, 64, strategy='random', budget=60, workers=2, "
             "evaluator='tests.evaluators:SlowSynthetic', update_db=False)\n"
             "except KeyboardInterrupt:\n    sys.exit('Aborted!')")
     env = dict(os.environ, CLGEMM_HOME=str(home))
-    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
-                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                            text=True, stderr=subprocess.PIPE,
+                            cwd=os.path.dirname(os.path.dirname(__file__)))
+
+
+def _group_gone(pgid: int, within: float = 10.0) -> bool:
+    """Whether no process of the group is left running within `within` seconds (exited
+    ones may wait for init to reap them)."""
+    deadline = time.time() + within
+    while _running_in_group(pgid) and time.time() < deadline:
+        time.sleep(0.1)
+    return _running_in_group(pgid) == []
+
+
+def test_ctrl_c_stops_the_tune_quietly_and_keeps_the_log(home):
+    """Ctrl-C signals the whole process group: the parent stops (as click's "Aborted!"
+    does) without a KeyboardInterrupt traceback from every worker, leaves no worker
+    behind, and every line of the log is whole."""
+    p = _aborting_tune(home)
     log = db.log_path(device.select(), "5", 64, 64, 64)
     _wait_for_lines(log, 3)
     os.killpg(p.pid, signal.SIGINT)
     err = p.communicate(timeout=60)[1]
     assert p.returncode == 1 and "Aborted!" in err
     assert "KeyboardInterrupt" not in err and "Traceback" not in err, err[-2000:]
-    deadline = time.time() + 10                 # no process of the group is left running
-    while _running_in_group(p.pid) and time.time() < deadline:
-        time.sleep(0.1)
-    assert _running_in_group(p.pid) == []       # (exited ones may wait for init to reap them)
+    assert _group_gone(p.pid)
     assert all(json.loads(line) for line in log.read_bytes().splitlines())
 
 
@@ -141,13 +154,7 @@ def test_ctrl_c_as_the_workers_start_prints_no_traceback(home):
     worker printed a KeyboardInterrupt traceback. A worker starts with SIGINT blocked
     (pool.Pool._start) and unblocks it once it ignores it, and a Ctrl-C in that window
     stops the tune as one later does."""
-    code = ("import sys\nfrom clgemm.tune import tune\ntry:\n"
-            "    tune('5', 64, 64, 64, strategy='random', budget=60, workers=2, "
-            "evaluator='tests.evaluators:SlowSynthetic', update_db=False)\n"
-            "except KeyboardInterrupt:\n    sys.exit('Aborted!')")
-    env = dict(os.environ, CLGEMM_HOME=str(home))
-    p = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True, text=True,
-                         stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    p = _aborting_tune(home)
     sigint = 1 << (signal.SIGINT - 1)
     seen = None
     deadline = time.time() + 60
@@ -165,10 +172,7 @@ def test_ctrl_c_as_the_workers_start_prints_no_traceback(home):
             os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 1 and "Aborted!" in err, err[-2000:]
     assert "KeyboardInterrupt" not in err and "Traceback" not in err, err[-2000:]
-    deadline = time.time() + 10
-    while _running_in_group(p.pid) and time.time() < deadline:
-        time.sleep(0.1)
-    assert _running_in_group(p.pid) == []
+    assert _group_gone(p.pid)
 
 
 def test_ctrl_c_of_clgemm_tune_says_how_to_resume(home):
