@@ -107,6 +107,8 @@ def _cached(key: tuple, make: Callable[[], cl.Program]) -> cl.Program:
         prg = _cache.get(key)
         if prg is None:
             prg = _cache[key] = make()
+            with _lock:
+                _live.add(prg.int_ptr)
     return prg
 
 
@@ -116,6 +118,7 @@ def forget(context_ptr: int) -> None:
     with _build_lock:
         gone = {_cache.pop(k).int_ptr for k in [k for k in _cache if k[0] == context_ptr]}
     with _lock:
+        _live.difference_update(gone)
         for key in [k for k in _idle if k[0] in gone]:
             del _idle[key]
 
@@ -240,12 +243,16 @@ def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tu
 
 
 _idle: dict[tuple, list[cl.Kernel]] = {}   # kernel objects no bound call holds
+_live: set[int] = set()     # handles of the programs in _cache (not forgotten)
 
 
 def _give_back(key: tuple, knl: cl.Kernel) -> None:
-    # the pooled object holds its program, so key's program handle is not reused meanwhile
+    # the pooled object holds its program, so key's program handle is not reused meanwhile;
+    # one of a forgotten program (forget) is dropped: a Plan that outlived release() gave
+    # its kernels back here, each holding its program and context (1.8 MB a context)
     with _lock:
-        _idle.setdefault(key, []).append(knl)
+        if key[0] in _live:
+            _idle.setdefault(key, []).append(knl)
 
 
 def cache_size() -> int:

@@ -137,6 +137,19 @@ def hold(ev: cl.Event, things: object) -> None:
     sweep()
 
 
+def hold_elsewhere(ev: cl.Event, queue: cl.CommandQueue, arrays) -> None:
+    """Keep the Arrays among `arrays` that came from a pool and name another queue than
+    `queue` until `ev` (work on `queue` that reads or writes them) is done. Dropped before,
+    such an Array's block went back to its own queue's pool, which handed it to that
+    queue's next result while the work here had yet to run: the late kernel overwrote that
+    result, or read it as its operand (pocl, 2026-12-05). A block of the call queue's own
+    pool needs no keeping: only later work of that queue is handed it."""
+    kept = tuple(x for x in arrays
+                 if x is not None and x.allocator is not None and x.queue is not queue)
+    if kept:
+        hold(ev, kept)
+
+
 def sweep() -> None:
     """Let go of the buried layouts whose launches are done (or failed)."""
     with _graves_lock:
@@ -189,8 +202,11 @@ def release(context: cl.Context) -> None:
     if not isinstance(context, cl.Context):
         raise TypeError(f"release takes a pyopencl Context, not {type(context).__name__}")
     ptr = context.int_ptr
-    for key in [k for k in plans if k[0].context.int_ptr == ptr]:
-        del plans[key]
+    # list() copies the keys in one step that no other thread's call interleaves with (it
+    # runs no Python code); iterating the dict itself met another thread's gemm() moving
+    # its plan to the end (RuntimeError: OrderedDict mutated during iteration)
+    for key in [k for k in list(plans) if k[0].context.int_ptr == ptr]:
+        plans.pop(key, None)
     if express[0] is not None and express[0][0].queue.context.int_ptr == ptr:
         express[0] = None
     with _pools_lock:

@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import events, operands
+from . import cache, events, operands
 from .cache import checked, memory_pool
 from .operands import F32
 
@@ -39,6 +39,8 @@ def result(queue: cl.CommandQueue, a, b, c, beta: float, m: int, n: int, allocat
                 zeros = [cla.zeros(queue, shape, F32, allocator=alloc) for shape in ((m, 1), (1, n))]
                 return product(queue, *zeros, c, alpha=0.0, beta=beta, allocator=allocator)
             _scale(queue, c, beta)
+            if c.events:
+                cache.hold_elsewhere(c.events[-1], queue, (c,))
         return c
     if device:
         out = cla.empty(queue, (m, n), F32, allocator=alloc)

@@ -208,6 +208,10 @@ class Plan:
             out = (pool if self._checked is None else self._checked)(self._out_bytes)
         ev = self._last[0] = x[2].run((a.base_data, b.base_data, None, out), _NO_OFFSETS,
                                       alpha, beta, None)
+        q = self.queue
+        if (a.queue is not q and a.allocator is not None
+                or b.queue is not q and b.allocator is not None):
+            cache.hold_elsewhere(ev, q, (a, b))
         self.calls += 1
         self.reused += 1
         return (makers.get(x[5]) or self._results(pool, makers, x[5]))(out, ev)
@@ -323,6 +327,11 @@ class Plan:
                 self._calm = None if pending is not None else (tuple(a.events),
                                                                 tuple(b.events))
         ev = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
+        q = self.queue
+        if (a.queue is not q and a.allocator is not None
+                or b.queue is not q and b.allocator is not None
+                or c is not None and c.queue is not q and c.allocator is not None):
+            cache.hold_elsewhere(ev, q, (a, b, c))
         if c is not None:
             c.events.append(ev)
             if seen:
@@ -394,7 +403,16 @@ class Plan:
                                                             or isinstance(b, cla.Array))
         da, db_ = self._upload(a, device), self._upload(b, device)
         if device:
-            out = self._device(da, db_, c, alpha, beta)
+            try:
+                out = self._device(da, db_, c, alpha, beta)
+            except BaseException:
+                # an upload dropped with the error waited for its copy, behind the queue's
+                # work, holding the GIL: for ever where that work waited for a user event
+                # (c the Array b refused, pocl, 2026-12-05)
+                for x, given in ((da, a), (db_, b)):
+                    if x is not given and x.events:
+                        cache.hold(x.events[-1], x)
+                raise
             if out.events and (da is not a or db_ is not b):
                 cache.hold(out.events[-1], (da, db_))
             return out

@@ -8,7 +8,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, kernels, operands
+from . import build, cache, kernels, operands
 from .operands import F32, Matrix
 
 
@@ -74,5 +74,6 @@ def transpose(queue: cl.CommandQueue, a, *, kernel: str | None = None,
             dst = operands.dense(queue, dst)
         out = operands.to_array(queue, dst, transposed=False)
         operands.mark_written(queue, out)
+        cache.hold_elsewhere(out.events[-1], queue, (a,))
         return out
     return operands.to_host(queue, dst)

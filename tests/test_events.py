@@ -309,6 +309,61 @@ def test_pool_blocks_are_placed_by_a_queue_of_clgemms_own(queue):
     del again
 
 
+ERROR_AFTER_UPLOAD = """
+import numpy as np, pyopencl as cl, pyopencl.array as cla, clgemm
+from clgemm import device, verify
+q = device.queue(device.select())
+a = verify.random_matrix(np.random.default_rng(), 32, 32)
+da, db = cla.to_device(q, a), cla.to_device(q, a)
+gate = cl.UserEvent(q.context)
+da.add_event(gate)
+r0 = clgemm.gemm(q, da, db)          # q now waits for the gate
+try:
+    clgemm.gemm(q, a, db, db, beta=1.0)  # c is b: refused, after a's upload was enqueued
+except ValueError:
+    pass
+gate.set_status(cl.command_execution_status.COMPLETE)
+print(verify.rel_error(r0.get(), verify.reference(a, a)))
+"""
+
+
+def test_a_call_refused_after_its_upload_returns_while_the_queue_waits():
+    """A call with a numpy operand refused after the operand's upload was enqueued (c is
+    b), while the queue waits for a user event: the upload, dropped with the error, waited
+    for its copy holding the GIL, and the process hung for good. It is kept until the copy
+    is done, and the error comes back at once."""
+    errors = _errors_of(ERROR_AFTER_UPLOAD, "the refused call waited for the user event")
+    assert len(errors) == 1 and errors[0] <= verify.tolerance(32), errors
+
+
+@pytest.mark.parametrize("role", ["c", "a"])
+def test_a_pooled_array_of_another_queue_is_kept_until_the_kernel_ran(queue, rng, role):
+    """A result of one queue (a block of that queue's pool), used on another queue as c
+    (or as a) by a kernel that waits for a user event, then dropped: its block went back
+    to its pool, the first queue's next result took it, and the late kernel overwrote that
+    result (or read it in place of its operand). It is kept until that kernel is done."""
+    a0, b0, x, y, z = (rand(rng, 64, 64) for _ in range(5))
+    other = cl.CommandQueue(queue.context)
+    r = clgemm.gemm(queue, cla.to_device(queue, a0), cla.to_device(queue, b0))
+    r_host = r.get()
+    dx, dz = cla.to_device(other, x), cla.to_device(other, z)
+    gate = cl.UserEvent(queue.context)
+    (dx if role == "c" else dz).add_event(gate)
+    s = None
+    if role == "c":
+        clgemm.gemm(other, dx, dz, r, beta=1.0)        # r += x @ z on the other queue
+    else:
+        s = clgemm.gemm(other, r, dz)                   # r @ z on the other queue
+    del r
+    r2 = clgemm.gemm(queue, cla.to_device(queue, x), cla.to_device(queue, y))
+    queue.finish()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    other.finish()
+    assert close(r2.get(), verify.reference(x, y), 64)
+    if s is not None:
+        assert close(s.get(), verify.reference(r_host, z), 64)
+
+
 def test_a_result_dropped_before_its_kernel_ran_is_not_another_queues_result(queue, rng):
     """A result dropped while its kernel waits goes back to its pool; a call on another
     queue must not be handed that block (it was, and the first kernel overwrote its
