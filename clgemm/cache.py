@@ -10,6 +10,7 @@ Nothing here imports either, so the flow call -> plan -> launch stays one way.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -31,8 +32,11 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
     kernel. One pool per context let a call on another queue take such a buffer and write
     it first (a wrong result). pyopencl's MemoryPool is not made for threads (a result
     dropped in one thread goes back to its pool while another allocates), so each thread has
-    its own. The pools of the POOLS_KEPT queues asked for last are kept per context and
-    thread; an older one leaves this table (the plans and buffers that hold it keep it).
+    its own. A pool lives as long as something holds it (the plans of its queue, gemm()'s
+    cached ones among them, its Arrays, the caller), and this table finds it meanwhile:
+    one that kept only the last 4 queues' pools per thread lost track of a pool that plans
+    still used, so that free_held() here missed it and calls rotating over 5 queues made
+    a new pool, and allocated, each time (pocl, 2026-12-05).
 
     A fresh block is placed on the device through a queue of clgemm's own (_Pool), not
     the caller's: NVIDIA's driver (580.159.04) crashed or hung when the placement
@@ -42,19 +46,17 @@ def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
         raise TypeError(f"memory_pool takes a pyopencl CommandQueue, not {type(queue).__name__}")
     key = (queue.context.int_ptr, queue.int_ptr, threading.get_ident())
     with _pools_lock:
-        pool = _pools.get(key)
+        ref = _pools.get(key)
+        pool = None if ref is None else ref()
         if pool is None:
-            pool = _pools[key] = _Pool(_placer(queue))
-            mine = [k for k in _pools if k[0] == key[0] and k[2] == key[2]]
-            for old in mine[:-POOLS_KEPT]:         # oldest first
-                _pools.pop(old).free_held()
-        else:
-            _pools.move_to_end(key)
+            for gone in [k for k, r in _pools.items() if r() is None]:
+                del _pools[gone]
+            pool = _Pool(queue, _placer(queue))
+            _pools[key] = weakref.ref(pool)
     return pool
 
 
-POOLS_KEPT = 4     # queues' pools kept per context and thread (memory_pool)
-_pools: OrderedDict[tuple[int, int, int], cl_tools.MemoryPool] = OrderedDict()
+_pools: dict[tuple[int, int, int], weakref.ref] = {}    # (context, queue, thread) -> pool
 _pools_lock = threading.Lock()
 _placers: dict[tuple[int, int], cl.CommandQueue] = {}    # (context, device) -> queue
 
@@ -66,11 +68,13 @@ class _Pool(cl_tools.MemoryPool):
     event was set (a segmentation fault in a driver thread), or hung it where a kernel used
     the block (H100 and H200, driver 580.159.04, 2026-12-05). The placer holds nothing
     else, so waiting for it takes only the placement; a block the pool already holds is
-    handed out without it (managed_bytes unchanged)."""
+    handed out without it (managed_bytes unchanged). It holds its queue, so that no queue
+    made later gets that queue's handle, and its key in memory_pool's table, while it
+    lives."""
 
-    def __init__(self, placer: cl.CommandQueue) -> None:
+    def __init__(self, queue: cl.CommandQueue, placer: cl.CommandQueue) -> None:
         super().__init__(cl_tools.ImmediateAllocator(placer))
-        self._placer = placer
+        self._queue, self._placer = queue, placer
 
     def __call__(self, nbytes: int):
         before = self.managed_bytes
@@ -211,7 +215,9 @@ def release(context: cl.Context) -> None:
         express[0] = None
     with _pools_lock:
         for key in [k for k in _pools if k[0] == ptr]:
-            _pools.pop(key).free_held()
+            pool = _pools.pop(key)()
+            if pool is not None:
+                pool.free_held()
         for key in [k for k in _placers if k[0] == ptr]:
             del _placers[key]
     build.forget(ptr)

@@ -643,3 +643,26 @@ def test_release_while_another_thread_calls_gemm(queue, rng):
         stop.set()
         t.join()
     assert not failed, failed
+
+
+def test_calls_rotating_over_five_queues_keep_their_pools(queue, rng):
+    """Each queue's pool lives while its plans use it, and memory_pool(queue) finds it: a
+    table of the last 4 queues' pools per thread made a new pool, and allocated, on every
+    call rotating over 5 queues, and memory_pool(q).free_held() missed the pool that q's
+    results came from."""
+    qs = [cl.CommandQueue(queue.context, queue.device) for _ in range(5)]
+    x = rand(rng, 64, 64)
+    ops = [(cla.to_device(q, x), cla.to_device(q, x)) for q in qs]
+    for q, (a, b) in zip(qs, ops):
+        clgemm.gemm(q, a, b).finish()
+    managed = [clgemm.memory_pool(q).managed_bytes for q in qs]
+    for _ in range(3):
+        for q, (a, b) in zip(qs, ops):
+            r = clgemm.gemm(q, a, b)
+            assert r.allocator is clgemm.memory_pool(q)
+            q.finish()
+            del r
+    assert [clgemm.memory_pool(q).managed_bytes for q in qs] == managed
+    pool = clgemm.memory_pool(qs[0])
+    pool.free_held()
+    assert pool.held_blocks == 0 and pool.managed_bytes == pool.active_bytes
