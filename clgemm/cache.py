@@ -78,12 +78,15 @@ class _Pool(cl_tools.MemoryPool):
 
     def __call__(self, nbytes: int):
         before = self.managed_bytes
-        block = super().__call__(nbytes)
+        block = _take(self, nbytes)         # (not super(): its lookup is on every call)
         if self.managed_bytes != before:    # a fresh block: its placement done before use
             self._placer.finish()
         return block
 
     allocate = __call__
+
+
+_take = cl_tools.MemoryPool.__call__
 
 
 def _placer(queue: cl.CommandQueue) -> cl.CommandQueue:
