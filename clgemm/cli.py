@@ -60,13 +60,18 @@ def _gemm_shape(default_size: int):
 class _Command(click.Group):
     """The clgemm group: output that cannot be written (a full disk, a quota, a device
     error) ends in a one-line error naming the cause, exit status 1, not a traceback.
-    click already ends a broken pipe quietly."""
+    click already ends a broken pipe quietly. Ctrl-C ends any command with exit status 130,
+    as a shell reports an interrupted one (click's own "Aborted!" exits 1; `tune` says
+    more about its log)."""
 
     _UNWRITABLE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            raise SystemExit(130) from None
         except OSError as e:
             if e.errno not in self._UNWRITABLE:
                 raise

@@ -60,6 +60,24 @@ def test_an_unrelated_os_error_is_not_dressed_as_an_output_error(monkeypatch):
     assert isinstance(r.exception, FileNotFoundError)
 
 
+@pytest.mark.parametrize("command", [["devices"], ["run", "--size", "40"],
+                                     ["bench", "--sizes", "40", "--against", "none"],
+                                     ["tune", "--kernel", "5", "--size", "40"]])
+def test_ctrl_c_anywhere_in_a_command_exits_130(monkeypatch, command):
+    """Ctrl-C outside tune's search (opening the device, building the jobs, printing) and
+    in every other command ended in click's "Aborted!" with exit status 1; a shell reports
+    an interrupted command as 130."""
+    from clgemm import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "_queue", interrupted)
+    monkeypatch.setattr(cli.devmod, "entries", interrupted)
+    r = CliRunner().invoke(main, command)
+    assert r.exit_code == 130 and "interrupted" in r.output, (r.exit_code, r.output)
+    assert "Aborted!" not in r.output and "Traceback" not in r.output
+
+
 def test_run_says_when_kernel_7_is_emulated(queue):
     from clgemm import device
     r = invoke("run", "--kernel", "7", "--size", "40", "--repeat", "1")
