@@ -189,8 +189,9 @@ class Plan:
     def _again(self, a, b, alpha, beta) -> cla.Array | None:
         """The express lane: a call that repeats this plan's last call without c, with the
         same a and b Arrays (so the same shapes, orders and buffers), the same alpha and
-        beta and nothing of another queue's pending on them, enqueued with no lookup, key
-        or check of its own (Variant.run); None for any other call,
+        beta and nothing of another queue's pending on them nor from another queue's pool
+        (kept until the kernel is done: cache.hold_elsewhere, in _run), enqueued with no
+        lookup, key or check of its own (Variant.run); None for any other call,
         which takes the full path (_call). Every step before the enqueue is host time the
         device waits for, and after a long wait the host runs each several times slower
         than in a warm loop (results/h100/README.md, "A call's host time"). The lane is
@@ -208,10 +209,6 @@ class Plan:
             out = (pool if self._checked is None else self._checked)(self._out_bytes)
         ev = self._last[0] = x[2].run((a.base_data, b.base_data, None, out), _NO_OFFSETS,
                                       alpha, beta, None)
-        q = self.queue
-        if (a.queue is not q and a.allocator is not None
-                or b.queue is not q and b.allocator is not None):
-            cache.hold_elsewhere(ev, q, (a, b))
         self.calls += 1
         self.reused += 1
         return (makers.get(x[5]) or self._results(pool, makers, x[5]))(out, ev)
@@ -327,10 +324,13 @@ class Plan:
                 self._calm = None if pending is not None else (tuple(a.events),
                                                                 tuple(b.events))
         ev = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
+        # cache.hold_elsewhere's test, written out: the common call (every Array of this
+        # queue, or of no pool) pays two attribute reads an operand, no call
         q = self.queue
-        if (a.queue is not q and a.allocator is not None
-                or b.queue is not q and b.allocator is not None
-                or c is not None and c.queue is not q and c.allocator is not None):
+        foreign = (a.queue is not q and a.allocator is not None
+                   or b.queue is not q and b.allocator is not None
+                   or c is not None and c.queue is not q and c.allocator is not None)
+        if foreign:
             cache.hold_elsewhere(ev, q, (a, b, c))
         if c is not None:
             c.events.append(ev)
@@ -338,7 +338,7 @@ class Plan:
                 events.forget(c, seen)
             return c
         order = variant.out_order
-        if views is None and pending is None:
+        if views is None and pending is None and not foreign:   # the lane holds nothing
             x = self._express
             if (x is None or x[0]() is not a or x[1]() is not b or x[2] is not variant
                     or x[3] != alpha or x[4] != beta):
