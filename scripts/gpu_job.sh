@@ -39,8 +39,11 @@ jobs:
   cublas [SIZES]                 cuBLAS FP32 reference through torch (scripts/cublas_ref.py)
   overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
                                  launch (scripts/call_overhead.py)
-  tests [PYTEST ARGS...]         the test suite (or the tests named) on this device, into
-                                 $OUT/pytest.txt
+  tests [PYTEST ARGS...]         the test suite (or the files and tests named) on this
+                                 device, a file a process under a time limit (TEST_FILE_LIMIT,
+                                 default 300 s; TEST_STALL, default 120 s, dumps a stuck
+                                 test's stacks), into $OUT/pytest.txt and a line a file in
+                                 $OUT/tests-summary.txt
   tune-rate KERNEL SIZE [OPTIONS...]
                                  configurations a second of `clgemm tune --kernel KERNEL
                                  --size SIZE` with its default options, in a fresh
@@ -162,7 +165,27 @@ case "$job" in
     python3 scripts/call_overhead.py --json "$OUT/overhead.json" "$@" | tee "$OUT/overhead.txt"
     ;;
   tests)
-    python3 -m pytest -q -rs "${@:-tests}" 2>&1 | tee "$OUT/pytest.txt"
+    # Each test file in a process of its own under a time limit, so that a file that hangs
+    # (or takes the driver down) is named and the rest still run; a test running past
+    # TEST_STALL seconds has every thread's stack written to the log (pytest's
+    # faulthandler_timeout). Arguments ending in .py or naming a test (::) choose the
+    # targets (default: every tests/test_*.py); the others go to pytest as options.
+    targets=() opts=()
+    for arg in "$@"; do
+      case "$arg" in *.py|*::*) targets+=("$arg") ;; *) opts+=("$arg") ;; esac
+    done
+    [ ${#targets[@]} -gt 0 ] || targets=(tests/test_*.py)
+    : > "$OUT/pytest.txt"; : > "$OUT/tests-summary.txt"
+    for target in "${targets[@]}"; do
+      log=$(mktemp) rc=0
+      timeout -k 10 "${TEST_FILE_LIMIT:-300}" python3 -m pytest -q -rs \
+        -o faulthandler_timeout="${TEST_STALL:-120}" ${opts[@]+"${opts[@]}"} "$target" \
+        > "$log" 2>&1 || rc=$?
+      { echo "=== $target"; cat "$log"; } >> "$OUT/pytest.txt"
+      last=$(grep -E "passed|failed|error|no tests ran" "$log" | tail -1 || true); rm -f "$log"
+      if [ $rc = 124 ] || [ $rc = 137 ]; then last="stopped after ${TEST_FILE_LIMIT:-300} s"; fi
+      echo "$target: exit $rc, $last" | tee -a "$OUT/tests-summary.txt"
+    done
     ;;
   tune-rate)
     need $# 2
