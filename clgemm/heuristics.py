@@ -175,7 +175,7 @@ def matvec(shape: Shape, f: Facts) -> bool:
     a dimension of 2^30 or more: the kernels' 32-bit row counters step past their end by up
     to UNROLL work-groups' spans."""
     # the kernels compute one row or column: never more, whatever the threshold says
-    return min(shape[0], shape[1]) <= min(f["matvec_max"], 1) and max(shape) < 2**30
+    return min(shape[0], shape[1]) <= min(f["matvec_max"], 1) and max(shape) < operands.MAX_DEPTH
 
 
 def matvec_slices(across: int, depth: int, f: Facts,

@@ -323,6 +323,7 @@ class GemmPlan:
         `columns_first`: as compiled()."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
+        operands.check_depth(k)
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         s = self.splits(m, n, k, split_k)
         unaligned = c.ld % self.align != 0

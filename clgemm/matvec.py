@@ -228,6 +228,7 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     kind = form(m, mat.transposed)
     X, v = mat.mem, vec.mem
     R, L = X.rows, X.cols
+    operands.check_depth(R if kind == "sweep" else L)    # the form's k
     vw = 4 if X.ld % 4 == 0 and X.offset % 4 == 0 else 1
     incv = _stride(v)
     contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0

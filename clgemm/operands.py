@@ -18,6 +18,9 @@ from . import build, events
 F32 = np.dtype(np.float32)
 F32_MAX = float(np.finfo(np.float32).max)
 MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
+# the depth k a product may have: the kernels' 32-bit counters along k (tile starts, a
+# slice's rows, matvec.cl's SLICE and STREAM) step up to a tile or UNROLL spans past k
+MAX_DEPTH = 2**30
 
 
 @dataclass
@@ -403,6 +406,15 @@ def _host_available() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def check_depth(k: int) -> None:
+    """Refuse a product deeper than the kernels' 32-bit counters along k can run over (only
+    a 1 x 1 output or a vector-width-1 kernel gets here: else B's k x 4 copy is refused)."""
+    if k >= MAX_DEPTH:
+        raise ValueError(f"k={k}: clgemm kernels count along k with 32-bit integers, which "
+                         f"step up to a tile or a work-group's span past k; k must be below "
+                         f"2^30 = {MAX_DEPTH}")
 
 
 def gemm_shapes(m: int, n: int, k: int) -> list[tuple[int, int]]:

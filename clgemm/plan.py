@@ -80,6 +80,7 @@ class Plan:
                 raise ValueError(f"{name} must be an integer >= 1, not {d!r}")
         _check_allocator(allocator)
         self.queue, self.shape = queue, (int(m), int(n), int(k))
+        operands.check_depth(self.shape[2])
         operands.check_fits(queue.device, operands.gemm_shapes(*self.shape))
         self.trans_a, self.trans_b = operands.flag(trans_a, "trans_a"), operands.flag(trans_b, "trans_b")
         self.allocator, self.guard = allocator, operands.flag(guard, "guard")

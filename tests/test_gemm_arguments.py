@@ -199,6 +199,26 @@ def test_too_large_for_device_fails_before_allocating(queue, monkeypatch):
     assert made == []
 
 
+@pytest.mark.parametrize("kernel", [None, "matvec-sweep", "5", "2"])
+def test_a_product_deeper_than_the_kernels_count_is_refused(queue, kernel, monkeypatch):
+    """A 1 x 1 output with k of 2^30 or more (two vectors of 4 GiB each fit an H200): the
+    kernels' 32-bit counters along k step past k by up to a tile, and a named matrix-vector
+    kernel returned 0 (k = 2^31 - 63) or read out of bounds on pocl. Refused before any
+    buffer exists, naming the limit; one below it is planned."""
+    made = []
+    real = cl.Buffer
+    monkeypatch.setattr(cl, "Buffer", lambda *a, **k: made.append(1) or real(*a, **k))
+    for k in (2**30, 2**31 - 63):
+        with pytest.raises(ValueError, match=r"k must be below 2\^30"):
+            clgemm.Plan(queue, 1, 1, k, kernel=kernel)
+    assert made == []
+    a = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(1, 2**30), strides=(0, 0))
+    with pytest.raises(ValueError, match=r"k must be below 2\^30"):
+        clgemm.gemm(queue, a, a.T, kernel=kernel)
+    assert made == []
+    assert clgemm.Plan(queue, 1, 1, 2**30 - 1, kernel=kernel).shape == (1, 1, 2**30 - 1)
+
+
 def test_a_plan_for_a_shape_refuses_an_empty_or_malformed_one(queue, tmp_path, monkeypatch):
     """GemmPlan(shape=...) looks the shape up in the tuning database: a zero there raised a
     ZeroDivisionError from inside the lookup; now the error names the shape."""
