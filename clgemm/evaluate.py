@@ -112,13 +112,26 @@ class Evaluator:
 
     def remeasure(self, finalists: list[Mapping[str, int]],
                   alive: Callable[[], None] = lambda: None) -> dict:
-        """The finalists compiled again and timed in the same interleaved rounds; `alive`
-        is called after each compile and each round, as in `split_stage`."""
-        plans = []
-        for params in finalists:
-            plans.append(self.compile(params))
+        """The finalists compiled again, each checked on fresh data, and the correct ones
+        timed in the same interleaved rounds; `alive` is called after each compile and
+        each round, as in `split_stage`. The check is what stands between a log and the
+        database: a finalist may be a record of a log that another build wrote (resumed
+        "ok", never compiled by this one), which a changed kernel may compute wrong.
+        {"ms": a list of timings per finalist (None for one found wrong), "wrong":
+        [[index, relative error], ...]}."""
+        plans, wrong = [], []
+        for i, params in enumerate(finalists):
+            plan = self.compile(params)
+            err, shape = self.fresh_error(plan)
+            if err <= verify.tolerance(shape[2]):
+                plans.append((i, plan))
+            else:
+                wrong.append([i, verify.json_safe(err)])
             alive()
-        return {"ms": self.interleaved(plans, alive=alive)}
+        ms: list = [None] * len(finalists)
+        for (i, _), times in zip(plans, self.interleaved([p for _, p in plans], alive=alive)):
+            ms[i] = times
+        return {"ms": ms, "wrong": wrong}
 
     def interleaved(self, plans: list, rounds: int = 5,
                     alive: Callable[[], None] = lambda: None) -> list[list[float]]:
@@ -153,10 +166,7 @@ class Evaluator:
         check that output too (both poisoned with NaN first). A configuration whose first
         timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
         and at large shapes the slow ones would otherwise hold the device most of the time."""
-        shape = self.check_shape(plan)
-        launched, kmajor = self.layout(plan)
-        err = self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
-                                plan.columns_first(*launched))
+        err, shape = self.fresh_error(plan)
         if not err <= verify.tolerance(shape[2]):
             return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
@@ -168,6 +178,14 @@ class Evaluator:
         if not verify.passes(out, self.ref, self.shape[2], self.a[self.rows], self.b):
             return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
         return _ok(self.shape, max(err, err_t), t)
+
+    def fresh_error(self, plan) -> tuple[float, tuple[int, int, int]]:
+        """The relative error on fresh random data at `check_shape`, launched as the
+        target is (_check_fresh), and that shape."""
+        shape = self.check_shape(plan)
+        launched, kmajor = self.layout(plan)
+        return self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
+                                 plan.columns_first(*launched)), shape
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
                      columns_first: bool) -> float:

@@ -306,17 +306,23 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
     records = sweep.log.records
     sweep.progress("finals")
     workers.revive()
-    finalists, timed_refs = _remeasure(workers, records, timeout, shape, refs)
+    finalists, timed_refs, rechecked = _remeasure(workers, records, timeout, shape, refs)
+    for params, err in rechecked:     # resumed as correct, wrong in this build: so logged
+        sweep.log.append({"params": params, "status": "wrong", "rel_error": err,
+                          "checked": "fresh data, as a finalist"})
     winner = None
-    best = sweep.best
+    # where the re-measure did not run (its worker failed), the best this run measured
+    # itself: a resumed record was never checked by this build
+    best = max((r for r in records[sweep.log.resumed:] if r["status"] == "ok"),
+               key=lambda r: r["gflops"], default=None)
     if finalists:
         winner = max(finalists, key=lambda f: f["gflops"])
-    elif best is not None:
+    elif best is not None and not rechecked:
         winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
     # the search ran every configuration with gemm()'s own split count: the finalists
     # (or the winner alone) now run with each count that could pay, all in one stage
     stage: list[dict] = []
-    wrong: list[dict] = []
+    wrong: list[dict] = [p for p, _ in rechecked]
     if winner is not None and kern.split_k:
         group = finalists or [winner]
         workers.revive()
@@ -324,7 +330,7 @@ def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape,
         # a finalist the stage found wrong at any count is out (gemm() may launch it at
         # another count elsewhere); one it could not judge (failed, timed out, one count
         # where none had two) competes with its re-measured time
-        wrong = [r["params"] for r in stage if r["status"] == "wrong"]
+        wrong += [r["params"] for r in stage if r["status"] == "wrong"]
         ok = [r for r in stage if r["status"] == "ok" and r["params"] not in wrong]
         judged = [r["params"] for r in ok] + wrong
         pairs = ok + [f for f in group if f["params"] not in judged]
@@ -458,16 +464,18 @@ def _step_deadline(timeout: float) -> float:
     return 2 * timeout + 10
 
 
-def _remeasure(workers: pool.Pool, records, timeout, shape, refs: dict) -> tuple[list[dict], dict]:
-    """Time the best five again, interleaved, in one worker (near-ties reorder under
-    noise), with the references in the same rounds; without them if that fails (a
-    reference that crashes its worker must not cost the finalists). ([], {}) with no
-    correct configuration, or one and no reference to time beside it."""
+def _remeasure(workers: pool.Pool, records, timeout, shape,
+               refs: dict) -> tuple[list[dict], dict, list[tuple[dict, object]]]:
+    """Check the best five again and time them, interleaved, in one worker (near-ties
+    reorder under noise), with the references in the same rounds; without them if that
+    fails (a reference that crashes its worker must not cost the finalists). ([], {}, [])
+    with no correct configuration; the third item lists the finalists found wrong, with
+    their errors (Evaluator.remeasure)."""
     ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
     params = [r["params"] for r in ok]
     extra = [r["params"] for r in refs.values() if r["params"] not in params]
-    if len(ok) < (1 if extra else 2):      # one is timed again beside a reference
-        return [], {}
+    if not ok:
+        return [], {}, []
     outcome: dict = {}
     payload = _ask(workers.slots, workers.inbox, ("remeasure", -1, params + extra),
                    _step_deadline(timeout), outcome)
@@ -477,11 +485,14 @@ def _remeasure(workers: pool.Pool, records, timeout, shape, refs: dict) -> tuple
         payload = _ask(workers.slots, workers.inbox, ("remeasure", -3, params),
                        _step_deadline(timeout))
     if payload is None or "error" in payload:
-        return [], {}
-    timed = [_timed(shape, ms, params=p) for p, ms in zip(params + extra, payload["ms"])]
+        return [], {}, []
+    given = params + extra
+    wrong = [(given[i], err) for i, err in payload.get("wrong", [])]
+    timed = [_timed(shape, ms, params=p) for p, ms in zip(given, payload["ms"]) if ms]
     timed_refs = {role: next((t for t in timed if t["params"] == r["params"]), None)
                   for role, r in refs.items()}
-    return sorted(timed[:len(params)], key=lambda f: -f["gflops"]), timed_refs
+    finalists = [t for t in timed if t["params"] in params]
+    return sorted(finalists, key=lambda f: -f["gflops"]), timed_refs, wrong
 
 
 def _split_stage(workers: pool.Pool, finalists: list[dict], timeout, shape) -> list[dict]:

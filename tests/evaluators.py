@@ -51,6 +51,9 @@ class Synthetic(Evaluator):
     def split_stage(self, finalists, alive=None):
         return {"records": []}
 
+    def fresh_error(self, params):
+        return 0.0, self.shape
+
     def measure(self, params, cutoff_ms=None):
         time.sleep(self.delay)
         g = synthetic_gflops(params)
@@ -256,3 +259,16 @@ class FirstDiesAtStart(Synthetic):
             super().__init__(*args, **kwargs)
             return
         os._exit(255)
+
+
+class WrongAtTileEight(Evaluator):
+    """Kernel 2 for real, except that TS=8 computes the wrong product (alpha = 2) at every
+    step, the finalists' check included: a build whose kernel changed since a log said
+    TS=8 was correct."""
+
+    def compile(self, params, split_k="auto"):
+        plan = super().compile(params, split_k)
+        if params["TS"] == 8:
+            bind = plan.bind
+            plan.bind = lambda a, b, c, alpha=1.0, beta=0.0, **kw: bind(a, b, c, 2 * alpha, beta, **kw)
+        return plan

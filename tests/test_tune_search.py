@@ -276,3 +276,24 @@ def test_a_reference_wrong_here_is_never_recorded(queue):
     assert {r["status"] for r in res.records if r["params"] == mine} == {"wrong"}
     assert res.best["params"] != mine and not res.kept
     assert db.lookup(queue.device, "5", 64, 64, 64)[1] == res.best["params"]
+
+
+def test_a_resumed_record_this_build_computes_wrong_is_never_recorded(queue):
+    """A log line says TS=8 was correct and fastest (an older build, a hand edit); this
+    build computes it wrong. Resumed, it is never measured by the search, but the
+    finalists are checked before one is recorded: it is logged wrong and a checked
+    configuration wins."""
+    tunelog.append_log(db.log_path(queue.device, "2", 64, 64, 64),
+                       {"params": {"TS": 8}, "status": "ok", "ms_median": 1e-3, "ms_min": 1e-3,
+                        "ms_max": 1e-3, "gflops": 524.0, "at": "2026-11-01T00:00:00"})
+    res = tune("2", 64, 64, 64, strategy="grid", workers=1, repeat=2,
+               evaluator="tests.evaluators:WrongAtTileEight")
+    assert res.best is not None and res.best["params"] != {"TS": 8}
+    assert db.lookup(queue.device, "2", 64, 64, 64)[1] == res.best["params"]
+    last = [r for r in tunelog.read_records(db.log_path(queue.device, "2", 64, 64, 64),
+                                            kernels.tunable("2")) if r["params"] == {"TS": 8}]
+    assert last[-1]["status"] == "wrong" and last[-1]["rel_error"] > 0.5
+    # and the next resume takes that record: TS=8 stays out
+    again = tune("2", 64, 64, 64, strategy="grid", workers=1, repeat=2,
+                 evaluator="tests.evaluators:WrongAtTileEight")
+    assert again.best["params"] != {"TS": 8}
