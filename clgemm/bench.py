@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import csv
+import io
 import itertools
 import json
 import os
@@ -304,10 +305,14 @@ def copy_contender(p: Problem) -> Contender:
 def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[int, int, int]],
           against: list[str], repeat: int = 10, clblast_sets: dict[str, dict] | None = None,
           seed: int | None = None, on_row: Callable[[dict], None] | None = None,
-          rounds: int = ROUNDS, least_ms: float = ROUND_MS) -> list[dict]:
-    """One row per (shape, contender), skipped contenders included with their reason.
-    `kernels` names clgemm's contenders: None is gemm() without a kernel (`clgemm`).
-    Each contender makes `repeat` whole calls a round, or as many as last `least_ms`."""
+          rounds: int = ROUNDS, least_ms: float = ROUND_MS,
+          on_shape: Callable[[list[dict]], None] | None = None) -> list[dict]:
+    """One row per (shape, contender), skipped contenders included with their reason, and
+    those that failed (an error in setting up or calling) with theirs: one contender's
+    failure does not cost the others, or the shapes measured before it. `kernels` names
+    clgemm's contenders: None is gemm() without a kernel (`clgemm`). Each contender makes
+    `repeat` whole calls a round, or as many as last `least_ms`. `on_shape` is given the
+    rows so far after each shape."""
     for shape in shapes:    # every shape is checked before the first is measured
         operands.check_fits(queue.device, operands.gemm_shapes(*shape), host=True)
     rng = np.random.default_rng(seed)
@@ -340,14 +345,23 @@ def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[
                 live.append((row, make()))
             except Skipped as e:
                 row.update(status="skipped", reason=str(e))
+            except ValueError as e:      # it cannot run here (a limit of this device)
+                row.update(status="skipped", reason=str(e))
+            except Exception as e:       # noqa: BLE001 - recorded in its row
+                row.update(status="failed", reason=_why(e))
             shape_rows.append(row)
         calls = {id(c): [] for _, c in live}
         spans: dict[int, list] = {id(c): [] for _, c in live}
         for _ in range(rounds):             # interleaved: drift hits every contender alike
-            for _, c in live:
-                c.before()
-                calls[id(c)] += wall(c.call, c.sync, repeat, least_ms)
-                dev, _ = measure(c.span_call, c.span, repeat)
+            for row, c in list(live):
+                try:
+                    c.before()
+                    calls[id(c)] += wall(c.call, c.sync, repeat, least_ms)
+                    dev, _ = measure(c.span_call, c.span, repeat)
+                except Exception as e:   # noqa: BLE001 - recorded in its row
+                    row.update(status="failed", reason=_why(e))
+                    live.remove((row, c))
+                    continue
                 spans[id(c)] += list(dev.ms) if dev else [None]
         for row, c in live:
             _fill(row, c, calls[id(c)], spans[id(c)], shape, len(calls[id(c)]), peak)
@@ -356,7 +370,14 @@ def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[
             if on_row:
                 on_row(row)
         rows += shape_rows
+        if on_shape:
+            on_shape(rows)
     return rows
+
+
+def _why(e: Exception) -> str:
+    """An error in a row: its type and message (a driver's error may have no message)."""
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
 def _fill(row: dict, c: Contender, calls: list[float], spans: list, shape, n: int,
@@ -403,39 +424,57 @@ def _ratios(rows: list[dict]) -> None:
 
 
 def results_dir(queue: cl.CommandQueue, out_dir: Path) -> Path:
-    """Where save() writes: a folder of out_dir named for the device, which the CLI checks
+    """Where Results writes: a folder of out_dir named for the device, which the CLI checks
     before measuring (a file in its place lost a whole bench at the end)."""
     return Path(out_dir) / store.slug(devmod.describe(queue.device)["name"])
 
 
-def save(rows: list[dict], queue: cl.CommandQueue, out_dir: Path,
-         command: str) -> tuple[list[Path], str | None]:
-    """results/<device>/bench-<date>.json and .csv, and a PNG plot of the square shapes
-    where matplotlib is; the paths written, and why there is no plot where there is none."""
-    info = devmod.describe(queue.device)
-    out = results_dir(queue, out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    date = time.strftime("%Y-%m-%d")
-    stem = out / f"bench-{date}"
-    for nth in itertools.count(2):      # an earlier run of the day is kept, never overwritten
-        if not any(stem.with_suffix(s).exists() for s in (".json", ".csv", ".png")):
-            break
-        stem = out / f"bench-{date}-{nth}"
-    stem.with_suffix(".json").write_text(json.dumps(verify.json_safe(
-        {"device": info, "date": date, "commit": store.commit(), "command": command,
-         "method": METHOD, "rows": rows}), indent=1))
-    cols = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
-            "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min", "call_ms_max",
-            "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing", "gbps", "verified",
-            "rel_error", "kernel", "params_source", "splits", "padded", "a_kmajor",
-            "columns_first", "reason"]
-    with open(stem.with_suffix(".csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+class Results:
+    """results/<device>/bench-<date>.json and .csv, written whole (never cut off) after
+    each shape, so that a bench stopped midway (a full disk, a crash, Ctrl-C) keeps the
+    shapes it measured: the JSON says whether the run was `complete`. The name is chosen
+    once: an earlier run of the day is kept, never overwritten."""
+
+    COLUMNS = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
+               "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min",
+               "call_ms_max", "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing",
+               "gbps", "verified", "rel_error", "kernel", "params_source", "splits", "padded",
+               "a_kmajor", "columns_first", "reason"]
+
+    def __init__(self, queue: cl.CommandQueue, out_dir: Path, command: str):
+        self.info, self.command = devmod.describe(queue.device), command
+        out = results_dir(queue, out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.date = time.strftime("%Y-%m-%d")
+        stem = out / f"bench-{self.date}"
+        for nth in itertools.count(2):
+            if not any(stem.with_suffix(s).exists() for s in (".json", ".csv", ".png")):
+                break
+            stem = out / f"bench-{self.date}-{nth}"
+        self.stem = stem
+        self.paths: list[Path] = []
+
+    def write(self, rows: list[dict], complete: bool = False) -> list[Path]:
+        """The rows so far, as JSON and CSV (each replaced whole); the paths."""
+        json_path, csv_path = self.stem.with_suffix(".json"), self.stem.with_suffix(".csv")
+        store.write_text_atomic(json_path, json.dumps(verify.json_safe(
+            {"device": self.info, "date": self.date, "commit": store.commit(),
+             "command": self.command, "method": METHOD, "complete": complete, "rows": rows}),
+            indent=1))
+        text = io.StringIO()
+        w = csv.DictWriter(text, fieldnames=self.COLUMNS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-    paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
-    png = _plot(rows, stem.with_suffix(".png"), info["name"])
-    return (paths + [png], None) if isinstance(png, Path) else (paths, png)
+        store.write_text_atomic(csv_path, text.getvalue())
+        self.paths = [json_path, csv_path]
+        return self.paths
+
+    def finish(self, rows: list[dict]) -> tuple[list[Path], str | None]:
+        """Every row, marked complete, and a PNG plot of the square shapes where matplotlib
+        is; the paths written, and why there is no plot where there is none."""
+        paths = self.write(rows, complete=True)
+        png = _plot(rows, self.stem.with_suffix(".png"), self.info["name"])
+        return (paths + [png], None) if isinstance(png, Path) else (paths, png)
 
 
 def _plot(rows: list[dict], path: Path, device_name: str) -> Path | str:

@@ -59,12 +59,17 @@ def _gemm_shape(default_size: int):
 
 class _Command(click.Group):
     """The clgemm group: output that cannot be written (a full disk, a quota, a device
-    error) ends in a one-line error naming the cause, exit status 1, not a traceback.
+    error) and a file named in the error that cannot be used (another user's, a folder
+    where a file must be, a lock held too long) end in a one-line error naming the cause,
+    exit status 1, not a traceback.
     click already ends a broken pipe quietly. Ctrl-C ends any command with exit status 130,
     as a shell reports an interrupted one (click's own "Aborted!" exits 1; `tune` says
     more about its log)."""
 
     _UNWRITABLE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+    # a file named in the error that is not the user's to use, or of the wrong kind
+    _UNUSABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.EISDIR, errno.ENOTDIR,
+                 errno.ETIMEDOUT}
 
     def invoke(self, ctx: click.Context):
         try:
@@ -73,10 +78,10 @@ class _Command(click.Group):
             click.echo("interrupted", err=True)
             raise SystemExit(130) from None
         except OSError as e:
-            if e.errno not in self._UNWRITABLE:
+            if not (e.errno in self._UNWRITABLE or (e.filename and e.errno in self._UNUSABLE)):
                 raise
             where = f": {e.filename}" if e.filename else " (writing the output)"
-            raise click.ClickException(f"{e.strerror}{where}") from None
+            raise click.ClickException(f"{e.strerror or e}{where}") from None
 
 
 @click.group(cls=_Command)
@@ -238,6 +243,12 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
         console.print("terminated: every finished evaluation is in the log; the same command "
                       "resumes from it")
         raise
+    except OSError as e:
+        if not e.filename:
+            raise
+        raise click.ClickException(f"{e.strerror or e}: {e.filename}; every finished "
+                                   f"evaluation is in the log, and the same command resumes "
+                                   f"from it") from None
     except KeyboardInterrupt:
         console.print("interrupted: every finished evaluation is in the log; the same command "
                       "resumes from it")
@@ -365,16 +376,24 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     def report_row(r):
         if r["status"] == "skipped":
             console.print(f"{r['m']}x{r['n']}x{r['k']} {r['contender']}: skipped ({r['reason']})")
+        elif r["status"] == "failed":
+            console.print(f"{r['m']}x{r['n']}x{r['k']} {r['contender']}: FAILED ({r['reason']})")
         elif r["contender"] == "copy":
             console.print(f"{r['m']}x{r['n']}x{r['k']} copy: {r['gbps']:.0f} GB/s")
         else:
             console.print(f"{r['m']}x{r['n']}x{r['k']} {r['contender']}: {r['call_ms_median']:.3f} ms "
                           f"a call, {r['call_gflops']:.0f} GFLOPS"
                           + ("" if r["verified"] else "  WRONG RESULT"))
+    results = benchmod.Results(queue, Path(out_dir), "clgemm bench " + " ".join(sys.argv[2:]))
     try:
-        rows = benchmod.bench(queue, [None, *keys], shape_list, peers, repeat, sets, on_row=report_row)
+        rows = benchmod.bench(queue, [None, *keys], shape_list, peers, repeat, sets,
+                              on_row=report_row, on_shape=results.write)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+    except KeyboardInterrupt:
+        if results.paths:
+            console.print(f"interrupted: the shapes measured so far are in {results.paths[0]}")
+        raise
     table = Table(title="SGEMM whole calls (host wall-clock to synchronisation, median); "
                         "device spans beside")
     for col in ("shape", "contender", "ms/call", "GFLOPS", "vs cuBLAS", "vs CLBlast",
@@ -389,11 +408,11 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
                       fmt(r.get("vs_clblast_call"), "{:.2f}"), fmt(r.get("gflops"), "{:.0f}"),
                       "ok" if r["verified"] else f"WRONG ({r['rel_error']:.1e})")
     console.print(table)
-    paths, no_plot = benchmod.save(rows, queue, Path(out_dir), "clgemm bench " + " ".join(sys.argv[2:]))
+    paths, no_plot = results.finish(rows)
     for line in [f"wrote {path}" for path in paths] + ([no_plot] if no_plot else []):
         console.print(line)
-    if any(r["status"] == "ok" and r["contender"].startswith("clgemm") and not r["verified"]
-           for r in rows):
+    if any(r["contender"].startswith("clgemm") and (r["status"] == "failed" or (
+            r["status"] == "ok" and not r["verified"])) for r in rows):
         sys.exit(1)
 
 

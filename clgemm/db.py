@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from . import device as devmod
 from . import kernels
-from .store import home, lock, move_aside, slug, write_atomic
+from .store import check_lock, copy_aside, home, locked, slug, write_atomic
 from .store import home_str as _home
 
 SCHEMA = 1
@@ -85,6 +85,18 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
         if why:
             raise ValueError(f"cannot write the tuner's files in {folder} ({why}); set "
                              f"CLGEMM_HOME to a writable folder (it is now {home()})")
+    if not database:
+        return
+    path = Path(os.path.realpath(db_path(dev)))
+    try:
+        check_lock(path)
+    except OSError as e:
+        raise ValueError(f"cannot take the tuning database's lock {e.filename or path} "
+                         f"({e.strerror or e}); set CLGEMM_HOME to a folder of your own (it "
+                         f"is now {home()})") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"the tuning database {path} is read-only: make it writable to add "
+                         f"this tune's winner, or set CLGEMM_HOME to another folder")
 
 
 # ------------------------------------------------------------------ validation
@@ -243,6 +255,7 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
 
 _cache: dict = {}
 _written = 0     # record_best calls in this process
+_unread = 0      # reads of a database that failed (too many open files, say): not cached
 
 
 def stamp(dev: cl.Device) -> tuple:
@@ -269,7 +282,7 @@ def version(dev: cl.Device) -> tuple:
         st = stamp(dev)
         # the stamp as a small int: a key holding its paths would hash them on every call
         seen = _seen[dev.int_ptr] = (now, _tokens.setdefault(st, len(_tokens)))
-    return seen[1], _written
+    return seen[1], _written, _unread
 
 
 RESTAT_S = 1.0
@@ -310,8 +323,8 @@ _restat_at = [0.0]                 # when generation() next looks at the files
 
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
-    files for the same device name under another driver are used only when none matches
-    the driver exactly. Where no shipped file names this device, those of another device of
+    files for the same device name under another driver, and the user's newest database of
+    it under another driver, are used only when none matches the driver exactly. Where no shipped file names this device, those of another device of
     the same architecture (device.architecture) lie under the rest, shape by shape: the
     user's own tunes go over them, and their entries carry "tuned_on", the device they were
     tuned on (a first own tune that replaced them all put kernel 5 back to its defaults at
@@ -319,13 +332,22 @@ def entries_for(dev: cl.Device) -> dict:
     now = stamp(dev)
     if now in _cache:
         return _cache[now]
+    global _unread
     key, shipped, user, version, _ = now
-    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
+    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
+                                                  else _other_driver(Path(user), key))
     docs = []
+    failed = _unread
     for path in files:
         try:
             device = json.loads(path.read_text()).get("device", "")
-        except (OSError, ValueError, AttributeError, RecursionError):
+        except OSError:
+            # a failed read says nothing of the file: what is merged without it is not
+            # kept, and the next plan (gemm()'s plan cache sees `version` move) reads again
+            _unread += 1
+            docs.append((path, None))      # _load warns about it
+            continue
+        except (ValueError, AttributeError, RecursionError):
             docs.append((path, None))      # _load warns about it
             continue
         if not isinstance(device, str) or not device:
@@ -349,9 +371,28 @@ def entries_for(dev: cl.Device) -> dict:
     for path in exact:
         for k, shapes in _load(path).items():
             merged.setdefault(k, {}).update(shapes)
-    _cache.clear()
-    _cache[now] = merged
+    if _unread == failed:
+        _cache.clear()
+        _cache[now] = merged
     return merged
+
+
+def _other_driver(user: Path, key: str) -> list[Path]:
+    """The user's newest database of this device under another driver, where this driver
+    has none yet: as a shipped one is used (entries_for), and it comes before them. After
+    a driver update the user's own tunes were all set aside without a word."""
+    found = []
+    for path in user.parent.glob("*.json") if user.parent.is_dir() else ():
+        if ".unreadable-" in path.name or path.name.endswith(".tmp"):
+            continue
+        try:
+            doc = json.loads(path.read_text())
+            device, when = doc.get("device"), path.stat().st_mtime
+        except (OSError, ValueError, AttributeError, RecursionError):
+            continue
+        if _names(device, key) and device != key:
+            found.append((when, path))
+    return [max(found)[1]] if found else []
 
 
 def device_name(device: str) -> str:
@@ -479,11 +520,11 @@ def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Map
                 gflops: float, extra: Mapping | None = None) -> Path:
     """Put a tuned winner into the user's database for this device (atomically, and under
     a file lock: four processes writing 20 entries each kept 22 of 80 without it,
-    2026-12-03). A file there that this version cannot read or update is moved aside
-    first, never lost."""
+    2026-12-03). A file there whose contents this version cannot update is copied aside
+    first, never lost; one that cannot be read at all is left alone (OSError)."""
     given = db_path(dev)
     path = Path(os.path.realpath(given))    # a symlink: its target is the database
-    with lock(path):
+    with locked(path, "the tuning database's update"):
         _update(path, dev, kernel, shape_key(m, n, k),
                 {"params": dict(params), "gflops": gflops, **(extra or {})})
     global _written
@@ -495,9 +536,18 @@ def record_best(dev: cl.Device, kernel: str, m: int, n: int, k: int, params: Map
 def _update(path: Path, dev: cl.Device, kernel: str, shape: str, entry: dict) -> None:
     """The database's read-modify-write; the caller holds its lock."""
     doc = {"schema": SCHEMA, "device": device_key(dev), "entries": {}}
-    if os.path.lexists(path):
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        text = None
+    except OSError as e:
+        # the file may be sound (too many open files, a lock on a network file system):
+        # it stays where it is, and the entry is not written
+        raise OSError(e.errno, f"cannot read the tuning database to add to it ({e.strerror or e})",
+                      str(path)) from e
+    if text is not None:
         try:
-            old = json.loads(path.read_text())
+            old = json.loads(text)
             why = None
             if not (isinstance(old, dict) and old.get("schema") == SCHEMA
                     and isinstance(old.get("entries"), dict)):
@@ -506,13 +556,13 @@ def _update(path: Path, dev: cl.Device, kernel: str, shape: str, entry: dict) ->
                 why = "a kernel's entries are not an object of shapes"
             elif not _names(old.get("device"), device_key(dev)):
                 why = f"its \"device\" field names {old.get('device')!r}, not this device"
-        except (OSError, ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
+        except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
             why = str(e) or type(e).__name__
         if why is None:      # its other fields (thresholds, notes) are kept as they are
             doc = {**old, **doc, "entries": old["entries"]}
-        else:
-            aside = move_aside(path, "unreadable-")
-            warnings.warn(f"{path}: tuning database not usable by this clgemm ({why}); moved to "
+        else:     # a copy first: the file stays in place until the new one replaces it
+            aside = copy_aside(path, "unreadable-")
+            warnings.warn(f"{path}: tuning database not usable by this clgemm ({why}); copied to "
                           f"{aside}, and {path} started anew", DataWarning, stacklevel=3)
     doc["entries"].setdefault(kernel, {})[shape] = entry
     write_atomic(path, doc)

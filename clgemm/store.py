@@ -10,14 +10,18 @@ lock (tunelog) all write through it. It imports nothing of clgemm's.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import filelock
@@ -74,15 +78,66 @@ def lock(path: Path, kind: str = "", timeout: float = LOCK_WAIT_S) -> filelock.B
     return filelock.FileLock(str(where), timeout=timeout)
 
 
+@contextlib.contextmanager
+def locked(path: Path, what: str) -> Iterator[None]:
+    """Hold `path`'s lock (`lock`) for an update, turning a lock not had in time into an
+    OSError that names the lock file and `what` waits for it."""
+    held = lock(path, timeout=LOCK_WAIT_S)
+    try:
+        held.acquire()
+    except filelock.Timeout:
+        raise TimeoutError(errno.ETIMEDOUT, f"{what} waited {held.timeout:.0f} s for another "
+                           f"process's lock on {path}", held.lock_file) from None
+    try:
+        yield
+    finally:
+        held.release()
+
+
+def check_lock(path: Path) -> None:
+    """Raise OSError naming the lock file if `path`'s lock (`lock`) could not be taken for
+    want of permission (another user's lock file, a `.locks` that is not a folder): found
+    when the update comes, it would lose what came before."""
+    where = Path(lock(path, timeout=0).lock_file)
+    os.close(os.open(where, os.O_RDWR | os.O_CREAT, 0o644))
+
+
 def move_aside(path: Path, tag: str = "") -> Path:
     """Rename `path` to `<stem>.<tag><YYYYmmdd-HHMMSS>[-N]<suffix>` beside it, N counting
     from 2 past names already taken: never over another file, even within one second."""
+    new = _aside(path, tag)
+    path.rename(new)
+    return new
+
+
+def copy_aside(path: Path, tag: str = "") -> Path:
+    """Keep the file `path` under move_aside's name as well, leaving it in place, so that
+    it stays where it was until a new file is renamed over it: moved first, a failed write
+    of the new one (a full disk) left no file at `path`. A hard link where the file
+    system allows one, else a copy."""
+    while True:
+        new = _aside(path, tag)
+        try:
+            os.link(path, new)
+            return new
+        except FileExistsError:        # taken meanwhile: the next name
+            continue
+        except OSError:
+            break
+    with open(path, "rb") as src, open(new, "xb") as dst:
+        shutil.copyfileobj(src, dst)
+        dst.flush()
+        os.fsync(dst.fileno())
+    return new
+
+
+def _aside(path: Path, tag: str) -> Path:
+    """The first free name `<stem>.<tag><YYYYmmdd-HHMMSS>[-N]<suffix>` beside `path`."""
     stem = f"{path.stem}.{tag}{time.strftime('%Y%m%d-%H%M%S')}"
     new, n = path.with_name(stem + path.suffix), 1
     while os.path.lexists(new):
         n += 1
         new = path.with_name(f"{stem}-{n}{path.suffix}")
-    path.rename(new)
     return new
 
 
@@ -91,6 +146,12 @@ def write_atomic(path: Path, data: object, replace: bool = True) -> None:
     (the link stays), and with the old file's permission bits, else 0644 (mkstemp
     makes 0600). With `replace` False an existing `path` is left as it is and
     FileExistsError raised (a hard link, which never replaces, instead of the rename)."""
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True), replace)
+
+
+def write_text_atomic(path: Path, text: str, replace: bool = True) -> None:
+    """`text` written as write_atomic writes JSON: whole or not at all (a full disk left
+    a bench's results cut off mid-object)."""
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -100,8 +161,8 @@ def write_atomic(path: Path, data: object, replace: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         if replace:

@@ -59,7 +59,7 @@ def append_log(path: Path, record: Mapping) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps({"schema": db.SCHEMA, **record}, separators=(",", ":")) + "\n"
     # locked: the look at the last byte and the write are one step for other writers
-    with store.lock(path), open(path, "ab+") as f:
+    with store.locked(path, "the tune log's append"), open(path, "ab+") as f:
         if f.tell() > 0:                 # a torn last line must not swallow this record
             f.seek(-1, os.SEEK_END)
             if f.read(1) != b"\n":

@@ -107,6 +107,56 @@ def test_bench_cli_writes_results(tmp_path):
     assert len(second) == 1 and json.loads(second[0].read_text())["rows"][0]["m"] == 16
 
 
+def test_a_contender_that_fails_costs_neither_the_others_nor_the_shapes_before(
+        monkeypatch, tmp_path):
+    """Kernel 2 raises at the second shape, as a driver error would: its row records the
+    error, the other contenders are timed and verified, the first shape's rows were on
+    disk before the second was measured, and the command exits 1 after writing them all.
+    Any error there ended the bench with nothing written."""
+    real = benchmod.clgemm_contender
+    seen = []
+
+    def flaky(p, kernel):
+        if kernel == "2" and p.shape[0] == 24:
+            raise cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES")
+        return real(p, kernel)
+
+    def written(self, rows, complete=False):
+        seen.append((len(rows), complete, json.loads(real_write(self, rows, complete)[0]
+                                                     .read_text())["complete"]))
+        return self.paths
+
+    real_write = benchmod.Results.write
+    monkeypatch.setattr(benchmod, "clgemm_contender", flaky)
+    monkeypatch.setattr(benchmod.Results, "write", written)
+    r = CliRunner().invoke(main, ["bench", "--kernels", "2,5", "--sizes", "16,24",
+                                  "--against", "none", "--repeat", "1", "--out", str(tmp_path)])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert "clgemm-2: FAILED (RuntimeError: clEnqueueNDRangeKernel failed" in r.output
+    assert seen[0] == (4, False, False) and seen[-1] == (8, True, True)
+    doc = json.loads(next(tmp_path.glob("*/bench-*.json")).read_text())
+    by = {(x["m"], x["contender"]): x for x in doc["rows"]}
+    assert by[24, "clgemm-2"]["status"] == "failed" and "OUT_OF_RESOURCES" in by[24, "clgemm-2"]["reason"]
+    assert all(by[m, c]["verified"] for m in (16, 24) for c in ("clgemm", "clgemm-5"))
+    assert by[16, "clgemm-2"]["verified"]
+
+
+def test_results_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A write that fails (a full disk) leaves no file cut off mid-object, and its error
+    names the file: the old file of that name stays as it was."""
+    path = tmp_path / "bench.json"
+    path.write_text('{"rows": []}')
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as e:
+        store.write_text_atomic(path, '{"rows": [1, 2, 3]}')
+    assert e.value.filename == str(path) and e.value.errno == 28
+    assert path.read_text() == '{"rows": []}' and [p.name for p in tmp_path.iterdir()] == ["bench.json"]
+
+
 @pytest.mark.parametrize("args,words", [
     (["--kernels", "0"], ">= 1"),
     (["--kernels", "9"], "valid kernels"),

@@ -413,7 +413,7 @@ def test_a_file_that_appears_at_the_export_path_while_tuning_is_kept(home, monke
 def test_bench_checks_its_out_folder_before_measuring(monkeypatch, queue, tmp_path, where):
     """--out, and the folder for the device that the results go into, are checked before
     anything is measured (a file named as the device's folder lost a whole bench at the end,
-    FileExistsError from bench.save)."""
+    FileExistsError as the results were written)."""
     _no_bench(monkeypatch)
     from clgemm import bench as benchmod
     plain = tmp_path / "plain"

@@ -1,5 +1,5 @@
 """The tuner never loses a user's files and refuses up front what cannot work: an unusable
-database is moved aside, not replaced; an unwritable CLGEMM_HOME or a shape too large is
+database is copied aside, not lost, and one that cannot be read is left alone; an unwritable CLGEMM_HOME or a shape too large is
 refused before any evaluation; entries with impossible speeds are dropped on load."""
 
 import json
@@ -77,6 +77,69 @@ def test_moving_aside_never_overwrites(queue, monkeypatch):
     assert path.with_name(f"{path.stem}.unreadable-{STAMP}-3.json").read_text() == "{broken again"
 
 
+def test_a_database_that_cannot_be_read_is_left_in_place(queue, monkeypatch):
+    """A read that fails (too many open files, a network file system's error) says nothing
+    of the file's contents: it stays where it is, with its entries, and the error names it.
+    It was moved aside as unusable and a database of the new entry alone begun."""
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    before = path.read_text()
+    real = Path.read_text
+
+    def emfile(self, *a, **kw):
+        if self == path:
+            raise OSError(24, "Too many open files", str(self))
+        return real(self, *a, **kw)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "read_text", emfile)
+        with pytest.raises(OSError, match="cannot read the tuning database") as e:
+            db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 9.0)
+    assert e.value.filename == str(path)
+    assert path.read_text() == before and list(path.parent.glob("*unreadable*")) == []
+
+
+def test_a_read_that_failed_once_is_not_remembered(queue, monkeypatch):
+    """A lookup whose read of the database failed (too many open files) finds nothing; once
+    the file reads again, the next lookup finds its entries, though the file is unchanged,
+    and gemm()'s plan cache sees the change (db.version). The failure was kept as 'no
+    database' for as long as the file stayed the same."""
+    dev = queue.device
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    db.lookup(dev, "2", 64, 64, 64)
+    real = Path.read_text
+
+    def emfile(self, *a, **kw):
+        if self == path:
+            raise OSError(24, "Too many open files", str(self))
+        return real(self, *a, **kw)
+
+    db._cache.clear()
+    seen = db.version(dev)       # what a plan made by the failed lookup is kept under
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "read_text", emfile)
+        with pytest.warns(db.DataWarning, match="Too many open files"):
+            assert db.lookup(dev, "2", 64, 64, 64) is None
+    assert db.lookup(dev, "2", 64, 64, 64) == ("2", {"TS": 8})
+    assert db.version(dev) != seen
+
+
+def test_an_unusable_database_stays_in_place_when_the_new_one_cannot_be_written(queue, monkeypatch):
+    """Moved aside first, a write that then failed (a full disk) left no database at its
+    path: the user's file is copied aside, and stays in place until replaced."""
+    one_second(monkeypatch)
+    path = user_db(queue, "{broken")
+
+    def full(*a, **kw):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(db, "write_atomic", full)
+    with pytest.warns(db.DataWarning, match="copied to"), pytest.raises(OSError):
+        db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    assert path.read_text() == "{broken"
+    assert path.with_name(f"{path.stem}.unreadable-{STAMP}.json").read_text() == "{broken"
+
+
 def test_database_write_keeps_permissions(queue):
     dev = queue.device
     path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
@@ -124,6 +187,52 @@ def test_unwritable_home_is_a_usage_error_in_the_cli(home):
     r = CliRunner().invoke(main, ["tune", "--kernel", "1", "--size", "16", "--workers", "1"])
     assert r.exit_code == 2 and r.exception is not None and isinstance(r.exception, SystemExit)
     assert "CLGEMM_HOME to a writable folder" in r.output and str(home) in r.output
+
+
+@pytest.mark.parametrize("why", ["locks-a-file", "read-only"])
+def test_a_database_that_cannot_be_updated_is_refused_before_any_evaluation(queue, why,
+                                                                          monkeypatch):
+    """The database's lock cannot be taken (`.locks` is not a folder; another user's lock
+    file), or the database is write-protected: refused before the sweep, naming the file.
+    The lock failed only after the whole search, with a traceback, and a read-only
+    database was replaced."""
+    path = db.record_best(queue.device, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    before = path.read_text()
+    if why == "locks-a-file":
+        blocker = path.parent / store.LOCKS
+        for f in blocker.iterdir():
+            f.unlink()
+        blocker.rmdir()
+        blocker.write_text("a file, not a folder")
+        match = "cannot take the tuning database's lock"
+    else:     # root may write anything: what access() says for another user
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw:
+                            False if (Path(p) == path and mode == os.W_OK) else real(p, mode, **kw))
+        match = "is read-only"
+    with pytest.raises(ValueError, match=match) as e:
+        tune("2", 16, 16, 16, strategy="random", budget=2, workers=1,
+             evaluator="tests.evaluators:Synthetic")
+    assert str(path if why == "read-only" else path.parent / store.LOCKS) in str(e.value)
+    assert path.read_text() == before
+    assert not db.log_path(queue.device, "2", 16, 16, 16).exists()
+
+
+def test_a_database_lock_held_too_long_is_a_one_line_error(queue, monkeypatch):
+    """Another process holding the database's lock past the wait: an error naming the
+    lock file, and from `clgemm tune` one that says a rerun resumes, not filelock's
+    traceback."""
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    path = db.db_path(queue.device)
+    with store.lock(path, timeout=0):
+        with pytest.raises(TimeoutError) as e:
+            db.record_best(queue.device, "2", 16, 16, 16, {"TS": 4}, 1.0)
+        assert e.value.filename == str(store.lock_path(path))
+        r = CliRunner().invoke(main, ["tune", "--kernel", "2", "--size", "8", "--budget", "1",
+                                      "--workers", "1"])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+    assert str(store.lock_path(path)) in r.output and "resumes" in r.output
+    assert "Traceback" not in r.output
 
 
 def test_a_home_given_from_the_users_home_is_there(queue, tmp_path, monkeypatch):
@@ -366,7 +475,7 @@ def test_a_user_database_of_another_device_is_ignored_aloud_and_not_adopted(queu
     path = user_db(queue, text)
     with pytest.warns(db.DataWarning, match="names 'Another Device | 9.9', not this device"):
         assert db.entries_for(queue.device) == {}
-    with pytest.warns(db.DataWarning, match="moved to"):
+    with pytest.warns(db.DataWarning, match="copied to"):
         db.record_best(queue.device, "2", 32, 32, 32, {"TS": 8}, 5.0)
     assert path.with_name(f"{path.stem}.unreadable-{STAMP}.json").read_text() == text
     assert set(db.entries_for(queue.device)["2"]) == {"32x32x32"}

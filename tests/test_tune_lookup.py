@@ -7,6 +7,7 @@ kernel's entry)."""
 import errno
 import json
 import os
+import time
 import warnings
 from types import SimpleNamespace
 
@@ -136,9 +137,9 @@ def test_database_write_is_atomic(queue, monkeypatch):
     path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
     before = path.read_text()
 
-    def boom(*a, **k):
+    def boom(*a, **k):       # the write's flush to disk, as a full disk fails it
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(json, "dump", boom)
+    monkeypatch.setattr(os, "fsync", boom)
     with pytest.raises(OSError) as failed:
         db.record_best(dev, "2", 32, 32, 32, {"TS": 4}, 10.0)
     assert path.read_text() == before
@@ -197,6 +198,31 @@ def test_a_file_under_another_driver_counts_only_where_none_names_this_one(
         "2": {"100x100x100": {"params": {"TS": 16}, "gflops": 3.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [now, old])     # a fresh look
     assert "tile_waste" not in db.thresholds(dev)
+
+
+def test_the_users_tunes_under_an_older_driver_count_until_this_one_is_tuned(queue):
+    """After a driver update the user's own database of the device is still used, as a
+    shipped one of another driver is (it was set aside without a word); the newest one
+    where there are several; the first tune under the new driver takes its place."""
+    dev = queue.device
+    name, driver = db.device_key(dev).split(" | ")
+    folder = db.db_path(dev).parent
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def users(drv, ts, age):
+        f = folder / f"{store.slug(f'{name} | {drv}')}.json"
+        f.write_text(json.dumps({"schema": 1, "device": f"{name} | {drv}", "entries": {
+            "2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0}}}}))
+        os.utime(f, (time.time() - age, time.time() - age))
+    users("0.0-oldest", 4, 7200)
+    users("0.1-older", 16, 3600)
+    (folder / "another-device-1.0.json").write_text(json.dumps({
+        "schema": 1, "device": "Another Device | 1.0", "entries": {
+            "2": {"100x100x100": {"params": {"TS": 32}, "gflops": 3.0}}}}))
+    plan = GemmPlan(queue, "2", shape=(90, 90, 90))
+    assert (plan.source, plan.params) == ("tuned", {"TS": 16})
+    db.record_best(dev, "2", 50, 50, 50, {"TS": 32}, 5.0)
+    assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 32}
 
 
 def test_a_device_of_the_same_architecture_takes_its_entries_under_its_own(
