@@ -159,11 +159,13 @@ class Problem:
         self.dev_a, self.dev_b = cla.to_device(queue, self.a), cla.to_device(queue, self.b)
         self.rows = verify.sample_rows(rng, m, 62)
         self.ref = verify.reference(self.a[self.rows], self.b)
+        self.bound = verify.allowed(k, self.a[self.rows], self.b)    # once, for every contender
 
     def check(self, rows_out: np.ndarray) -> tuple[float, bool]:
         """(relative error, whether it passes: verify.passes) of the sampled rows."""
         return (verify.rel_error(rows_out, self.ref),
-                verify.passes(rows_out, self.ref, self.shape[2], self.a[self.rows], self.b))
+                verify.passes(rows_out, self.ref, self.shape[2], self.a[self.rows], self.b,
+                              bound=self.bound))
 
 
 @dataclass

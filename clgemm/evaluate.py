@@ -34,6 +34,7 @@ class Evaluator:
         # the timed output is checked too, on rows that cross the first and last tiles
         self.rows = verify.sample_rows(rng, m, 14)
         self.ref = verify.reference(self.a[self.rows], self.b)
+        self.bound = verify.allowed(k, self.a[self.rows], self.b)   # once, for every configuration
         self._mats: dict[tuple, tuple] = {}
         # one split-K workspace for every plan: the split stage holds dozens at once, and
         # their launches on this queue never overlap
@@ -122,8 +123,8 @@ class Evaluator:
         plans, wrong = [], []
         for i, params in enumerate(finalists):
             plan = self.compile(params)
-            err, shape = self.fresh_error(plan)
-            if err <= verify.tolerance(shape[2]):
+            err, ok, _ = self.fresh_check(plan)
+            if ok:
                 plans.append((i, plan))
             else:
                 wrong.append([i, verify.json_safe(err)])
@@ -166,8 +167,8 @@ class Evaluator:
         check that output too (both poisoned with NaN first). A configuration whose first
         timed run is slower than `cutoff_ms` is not timed again: it cannot be a finalist,
         and at large shapes the slow ones would otherwise hold the device most of the time."""
-        err, shape = self.fresh_error(plan)
-        if not err <= verify.tolerance(shape[2]):
+        err, ok, shape = self.fresh_check(plan)
+        if not ok:
             return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}
         cm = self._operands(plan)[2]
@@ -175,24 +176,25 @@ class Evaluator:
         t = self.time(plan, cutoff_ms=cutoff_ms)
         out = operands.rows_to_host(self.queue, cm, self.rows)
         err_t = verify.rel_error(out, self.ref)
-        if not verify.passes(out, self.ref, self.shape[2], self.a[self.rows], self.b):
+        if not verify.passes(out, self.ref, self.shape[2], self.a[self.rows], self.b,
+                             bound=self.bound):
             return {"status": "wrong", "rel_error": verify.json_safe(err_t), "checked": "target shape"}
         return _ok(self.shape, max(err, err_t), t)
 
-    def fresh_error(self, plan) -> tuple[float, tuple[int, int, int]]:
-        """The relative error on fresh random data at `check_shape`, launched as the
-        target is (_check_fresh), and that shape."""
+    def fresh_check(self, plan) -> tuple[float, bool, tuple[int, int, int]]:
+        """(relative error, whether it passes: verify.passes, the shape) on fresh random
+        data at `check_shape`, launched as the target is (_check_fresh)."""
         shape = self.check_shape(plan)
         launched, kmajor = self.layout(plan)
-        return self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
-                                 plan.columns_first(*launched)), shape
+        return (*self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
+                                   plan.columns_first(*launched)), shape)
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
-                     columns_first: bool) -> float:
-        """The error at `shape`, cut into as many slices of k as the target is (at most one
-        per tile of k), with A laid out as the target's is and its tiles in the target's
-        order, so that the build checked is the one timed (SPLIT_K, A_KMAJOR and
-        COLUMNS_FIRST or not)."""
+                     columns_first: bool) -> tuple[float, bool]:
+        """The error at `shape`, and whether it passes (verify.passes), cut into as many
+        slices of k as the target is (at most one per tile of k), with A laid out as the
+        target's is and its tiles in the target's order, so that the build checked is the
+        one timed (SPLIT_K, A_KMAJOR and COLUMNS_FIRST or not)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
@@ -201,7 +203,8 @@ class Evaluator:
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
         cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
                                      split_k=splits, columns_first=columns_first)())
-        return verify.rel_error(operands.to_host(q, cm), verify.reference(a, b))
+        out, ref = operands.to_host(q, cm), verify.reference(a, b)
+        return verify.rel_error(out, ref), verify.passes(out, ref, k, a, b)
 
     def _operands(self, plan):
         """A, B and C on the device as the target's launch takes them: A and B zero-padded

@@ -51,8 +51,8 @@ class Synthetic(Evaluator):
     def split_stage(self, finalists, alive=None):
         return {"records": []}
 
-    def fresh_error(self, params):
-        return 0.0, self.shape
+    def fresh_check(self, params):
+        return 0.0, True, self.shape
 
     def measure(self, params, cutoff_ms=None):
         time.sleep(self.delay)

@@ -333,6 +333,21 @@ def test_run_names_the_peak_it_compares_with(monkeypatch, kernel, words):
     assert words in r.output
 
 
+def test_one_element_missing_one_term_fails_the_check(rng):
+    """verify.passes judges each element: one output of a 256 x 256 x 1024 product missing
+    one small term (a tenth of a typical one) is within the whole matrix's Frobenius
+    tolerance, and passed the check before, but far outside its own element's allowance."""
+    a, b = verify.random_matrix(rng, 256, 1024), verify.random_matrix(rng, 1024, 256)
+    ref = verify.reference(a, b)
+    out = ref.astype(np.float32)
+    terms = np.abs(a[7] * b[:, 9])
+    j = int(np.argmin(np.where(terms > 0.03, terms, np.inf)))
+    assert verify.passes(out, ref, 1024, a, b)
+    out[7, 9] -= a[7, j] * b[j, 9]
+    assert verify.rel_error(out, ref) <= verify.tolerance(1024)   # the whole matrix: passed
+    assert not verify.passes(out, ref, 1024, a, b)
+
+
 def test_a_single_cancelling_sum_passes_the_check_and_a_missing_term_does_not(rng):
     """verify.passes takes a 1 x 1 output whose sum cancels (the Frobenius check alone
     failed such correct sums in 1.3% of draws), and still fails its largest term left out."""
