@@ -221,6 +221,10 @@ class CLBlast:
         except OSError as e:
             raise Skipped(f"CLBlast not installed ({e})") from None
         self.queue, self.label, self.params = queue, label, params
+        missing = [name for name in ("CLBlastSgemm", "CLBlastClearCache",
+                                     "CLBlastOverrideParameters") if not hasattr(self.lib, name)]
+        if missing:
+            raise Skipped(f"{path} is not CLBlast 1.x: it has no {', '.join(missing)}")
         f = self.lib.CLBlastSgemm
         size, ptr = ctypes.c_size_t, ctypes.c_void_p
         f.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, size, size, size, ctypes.c_float,

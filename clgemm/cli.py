@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from . import device as devmod
-from . import db, kernels, show, store, verify
+from . import db, kernels, pool, show, store, verify
 from .options import (MAX_REPEAT, Float, Int, kernel_keys, not_blank, param_pairs,
                       parse_ints, parse_shapes, results_folder, scalar_value, split_k_value)
 
@@ -195,7 +195,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
                    "those still compiling are stopped")
 @click.option("--repeat", type=Int(min=1, max=MAX_REPEAT), default=5, show_default=True,
               help="timed launches per configuration")
-@click.option("--workers", type=Int(min=1), default=None,
+@click.option("--workers", type=Int(min=1, max=pool.MAX_WORKERS), default=None,
               help="compiling worker processes [default: one per core, as many as memory holds]")
 @click.option("--timeout", type=Float(min=1), default=60.0, show_default=True,
               help="seconds a compile or a timed run may take before its worker is replaced")
@@ -217,7 +217,7 @@ def tune(kernel, size, m, n, k, shapes, recorded, strategy, budget, time_limit, 
     from . import tune as tune_mod
     from .tunelog import to_t4
     queue = _queue(device_spec)   # a clear error for an unknown device, before any worker starts
-    jobs = _tune_jobs(queue.device, kernel, size, m, n, k, shapes, recorded)
+    jobs = _tune_jobs(queue.device, kernel, size, m, n, k, shapes, recorded, workers)
     if export_t4:         # and for an export that could not be written, before any tuning
         if len(jobs) > 1:
             raise click.BadParameter("exports one shape's evaluations; tune one shape",
@@ -286,24 +286,37 @@ def _export(path: Path, doc: dict) -> None:
             where = alt
 
 
-def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded) -> list[tuple[str, int, int, int]]:
+def _tune_jobs(dev, kernel, size, m, n, k, shapes, recorded,
+               workers) -> list[tuple[str, int, int, int]]:
     """(kernel, m, n, k) to tune: one shape, --shapes, or the recorded ones."""
     from . import record
     if shapes and recorded:
         raise click.UsageError("give --shapes or --recorded, not both")
-    if (shapes or recorded) and any(x is not None for x in (m, n, k)):
-        raise click.UsageError("--m, --n and --k give one shape; with --shapes or --recorded "
-                               "leave them out")
+    given = click.get_current_context().get_parameter_source
+    if (shapes or recorded) and (any(x is not None for x in (m, n, k))
+                                 or given("size") is not click.core.ParameterSource.DEFAULT):
+        raise click.UsageError("--size, --m, --n and --k give one shape; with --shapes or "
+                               "--recorded leave them out")
     if recorded:
-        given = click.get_current_context().get_parameter_source("kernel")
-        only = kernel.key if given is not click.core.ParameterSource.DEFAULT else None
+        only = kernel.key if given("kernel") is not click.core.ParameterSource.DEFAULT else None
         jobs = record.recorded(dev, only)
         if not jobs:
             raise click.UsageError(f"no shapes recorded on {db.device_key(dev)}"
                                    + (f" for kernel {only}" if only else "")
                                    + f" in {record.path()}: run the application with "
                                    f"{record.ENV}=1 first")
-        return jobs
+        # a shape an application ran may be too large to tune (each worker holds its own
+        # operands): it is left out, and the others are tuned
+        kept = []
+        for job in jobs:
+            try:
+                pool.check_fits(dev, *job, workers or 1)
+                kept.append(job)
+            except ValueError as e:
+                click.echo(f"left out: {e}", err=True)
+        if not kept:
+            raise click.UsageError(f"no shape recorded in {record.path()} can be tuned here")
+        return kept
     if shapes is not None:
         return [(kernel.key, *dims) for dims in parse_shapes(shapes)]
     return [(kernel.key, m or size, n or size, k or size)]
@@ -343,12 +356,19 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     left_out = []
     if sizes is None and shapes is None:
         shape_list, left_out = benchmod.default_shapes(queue.device)
-    peers = [p.strip() for p in against.split(",") if p.strip() and p.strip() != "none"]
+    named = [p.strip() for p in against.split(",")]
+    peers = [p for p in named if p and p != "none"]
     for p in peers:
         if p not in ("clblast", "cublas"):
             raise click.BadParameter(f"unknown peer {p!r}; choose clblast, cublas or none",
                                      param_hint="--against")
+    if not peers and named != ["none"] or peers and "none" in named:
+        raise click.BadParameter(f"{against!r}: give peers (clblast, cublas) or none",
+                                 param_hint="--against")
     sets = None
+    if clblast_params and "clblast" not in peers:
+        raise click.BadParameter("sets CLBlast's parameters, and CLBlast is not among the "
+                                 "peers: add clblast to --against", param_hint="--clblast-params")
     if clblast_params:
         try:
             doc = json.loads(open(clblast_params).read())

@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from . import device as devmod
 from . import kernels
-from .store import check_lock, copy_aside, home, locked, slug, write_atomic
+from .store import LOCKS, check_lock, copy_aside, home, locked, slug, write_atomic
 from .store import home_str as _home
 
 SCHEMA = 1
@@ -80,8 +80,11 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
             try:
                 with tempfile.NamedTemporaryFile(dir=folder, prefix=".clgemm-probe-"):
                     why = None
+                (folder / LOCKS).mkdir(exist_ok=True)     # where its files' locks lie
             except OSError as e:
                 why = e.strerror or str(e)
+                if e.filename and e.filename != str(folder):
+                    why += f": {e.filename}"
         if why:
             raise ValueError(f"cannot write the tuner's files in {folder} ({why}); set "
                              f"CLGEMM_HOME to a writable folder (it is now {home()})")

@@ -470,6 +470,9 @@ def most_workers(dev: cl.Device, m: int, n: int, k: int) -> tuple[int, str] | No
     return min(bounds) if bounds else None
 
 
+MAX_WORKERS = 1024    # compiling processes a tune may start (each holds its own operands)
+
+
 def check_fits(dev: cl.Device, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
     """Refuse, before any worker starts, a shape whose operands cannot be made, which would
     otherwise fail every configuration alike: each worker makes its own A, B and C, on the
@@ -477,6 +480,8 @@ def check_fits(dev: cl.Device, kernel: str, m: int, n: int, k: int, nworkers: in
     matrix-vector kernel is tuned only at a shape of its form (matvec.check_form)."""
     if kernel in kernels.MATVEC:
         matvec.check_form(kernel, m, n)
+    if not 1 <= nworkers <= MAX_WORKERS:     # before a list of that many shapes is made
+        raise ValueError(f"{nworkers} workers: give 1 to {MAX_WORKERS}")
     try:
         operands.check_fits(dev, operands.gemm_shapes(m, n, k) * nworkers, host=True)
     except ValueError as e:

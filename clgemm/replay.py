@@ -17,6 +17,7 @@ import dataclasses
 import json
 import statistics
 import sys
+from pathlib import Path
 
 from . import kernels, strategies
 from .tunelog import key, read_records
@@ -39,7 +40,12 @@ def load(path: str, kernel: str) -> tuple[_Logged, list[dict], dict]:
     """(the kernel with its space cut to the log's values, the log's points, {point: GFLOPS
     or None})."""
     kern = kernels.tunable(kernel)
+    if not Path(path).is_file():
+        raise ValueError(f"{path} is not a file")
     recs = read_records(path, kern, quiet=True)
+    if not any(r["status"] == "ok" for r in recs):
+        raise ValueError(f"{path} holds no correct record of kernel {kern.key} (a log of "
+                         f"another kernel, or of a sweep that found none)")
     table = {key(r["params"]): (r["gflops"] if r["status"] == "ok" else None) for r in recs}
     points = [dict(k) for k in table]
     kern = dataclasses.replace(kern, params=tuple(
@@ -81,8 +87,17 @@ def replay(path: str, kernel: str = "5", name: str = "tpe", seeds=range(1, 6),
 
 
 def _seeds(text: str) -> list[int]:
+    """--seeds: a range lo-hi or a list a,b,c of integers from 0 to 2^32 - 1."""
     lo, dash, hi = text.partition("-")
-    return list(range(int(lo), int(hi) + 1)) if dash else [int(s) for s in text.split(",")]
+    words = [lo, hi] if dash else text.split(",")
+    if not all(w.strip().isascii() and w.strip().isdigit() and len(w.strip()) <= 10
+               for w in words) or any(int(w) >= 2**32 for w in words):
+        raise ValueError(f"--seeds {text!r}: give a range like 1-5 or a list like 1,7,9 of "
+                         f"integers from 0 to 2^32 - 1")
+    seeds = list(range(int(lo), int(hi) + 1)) if dash else [int(w) for w in words]
+    if not seeds:
+        raise ValueError(f"--seeds {text!r} runs backwards: write it low-high")
+    return seeds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -95,7 +110,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="evaluations per seed at most")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    out = replay(a.log, a.kernel, a.strategy, _seeds(a.seeds), a.within, a.limit)
+    if not 0 <= a.within < 1:          # NaN fails this too
+        ap.error(f"--within {a.within}: a fraction from 0 to below 1, e.g. 0.03")
+    if a.limit is not None and a.limit < 1:
+        ap.error(f"--limit {a.limit}: at least 1 evaluation")
+    try:
+        out = replay(a.log, a.kernel, a.strategy, _seeds(a.seeds), a.within, a.limit)
+    except OSError as e:
+        ap.error(f"cannot read {a.log}: {e.strerror or e}")
+    except ValueError as e:           # the log, the kernel or the seeds
+        ap.error(str(e))
     out["command"] = "python -m clgemm.replay " + " ".join(argv if argv is not None else sys.argv[1:])
     if a.json:
         print(json.dumps(out))

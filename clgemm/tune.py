@@ -56,6 +56,10 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         evaluator = MATVEC_EVALUATOR
     db.check_writable(dev, database=update_db)
     valid = [p for p in kern.space() if not kern.violations(p, dev)]
+    if not valid:     # say why, rather than start workers and find no winner
+        why = "; ".join(kern.violations(kern.defaults_for(dev), dev)[:2])
+        raise ValueError(f"no configuration of kernel {kern.key} can run on "
+                         f"{db.device_key(dev)}; its defaults: {why}")
     name, note = strategies.choose(strategy, len(valid), budget)
     if kern.kind == "gemm" and heuristics.matvec((m, n, k), launch.facts(dev)):
         form = matvec.FORMS["sweep" if m == 1 else "dot"]

@@ -189,7 +189,7 @@ def test_unwritable_home_is_a_usage_error_in_the_cli(home):
     assert "CLGEMM_HOME to a writable folder" in r.output and str(home) in r.output
 
 
-@pytest.mark.parametrize("why", ["locks-a-file", "read-only"])
+@pytest.mark.parametrize("why", ["locks-a-file", "lock-not-ours", "read-only"])
 def test_a_database_that_cannot_be_updated_is_refused_before_any_evaluation(queue, why,
                                                                           monkeypatch):
     """The database's lock cannot be taken (`.locks` is not a folder; another user's lock
@@ -204,7 +204,12 @@ def test_a_database_that_cannot_be_updated_is_refused_before_any_evaluation(queu
             f.unlink()
         blocker.rmdir()
         blocker.write_text("a file, not a folder")
-        match = "cannot take the tuning database's lock"
+        match = "cannot write the tuner's files .*File exists"
+    elif why == "lock-not-ours":    # root opens anything: what open() says for another user
+        real_open, lock_file = os.open, str(store.lock_path(path))
+        monkeypatch.setattr(os, "open", lambda p, *a, **kw: _denied(p) if str(p) == lock_file
+                            else real_open(p, *a, **kw))
+        match = "cannot take the tuning database's lock .*Permission denied"
     else:     # root may write anything: what access() says for another user
         real = os.access
         monkeypatch.setattr(os, "access", lambda p, mode, **kw:
@@ -216,6 +221,10 @@ def test_a_database_that_cannot_be_updated_is_refused_before_any_evaluation(queu
     assert str(path if why == "read-only" else path.parent / store.LOCKS) in str(e.value)
     assert path.read_text() == before
     assert not db.log_path(queue.device, "2", 16, 16, 16).exists()
+
+
+def _denied(path):
+    raise PermissionError(13, "Permission denied", str(path))
 
 
 def test_a_database_lock_held_too_long_is_a_one_line_error(queue, monkeypatch):
