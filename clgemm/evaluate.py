@@ -13,13 +13,13 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import db, matvec, operands, timing, verify
+from . import entries, matvec, operands, timing, verify
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 # the split stage times each finalist with slices of k up to this many work-groups per
 # compute unit (and at most SPLIT_STAGE_MAX slices)
 SPLIT_STAGE_FILL = 16
-SPLIT_STAGE_MAX = db.MAX_SPLITS
+SPLIT_STAGE_MAX = entries.MAX_SPLITS
 
 
 class Evaluator:
@@ -290,7 +290,7 @@ class MatvecEvaluator(Evaluator):
         return self._own(params).slices
 
     def split_counts(self, params: Mapping[str, int]) -> list[int]:
-        """1, gemm()'s own count, and powers of two up to db.MAX_SPLITS whose slices are
+        """1, gemm()'s own count, and powers of two up to entries.MAX_SPLITS whose slices are
         at least 16 rows (sweep) or vectors (dot) deep, from the target's planned launch."""
         own = self._own(params)
         counts = {1, own.slices}

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import kernels, operands
-from .db import MAX_SPLITS
+from .entries import MAX_SPLITS
 from .operands import rounded
 
 DEFAULTS: dict[str, float] = {
@@ -185,7 +185,7 @@ def matvec_slices(across: int, depth: int, f: Facts,
     count at that launch, and elsewhere the power of two nearest the same total of
     work-groups, with slices no thinner than the tuned ones or matvec_min_depth; without,
     enough to reach matvec_groups a compute unit, each at least matvec_min_depth deep. At
-    most db.MAX_SPLITS."""
+    most entries.MAX_SPLITS."""
     if tuned is not None:
         at_across, at_depth, count = tuned
         if (across, depth) == (at_across, at_depth):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pyopencl as cl
 
-from . import build, db, heuristics, kernels, operands
+from . import build, db, entries, heuristics, kernels, operands
 from . import device as devmod
 from .operands import Matrix
 
@@ -79,7 +79,7 @@ def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
     a sibling's entry that breaks this kernel's own constraints, silently."""
     bad = kernels.get(kernel).violations(entry["params"], dev)
     if bad and key == kernel:
-        db.passed_over(key, entry, "; ".join(bad))
+        entries.passed_over(key, entry, "; ".join(bad))
     return not bad
 
 

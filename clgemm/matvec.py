@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import build, db, heuristics, kernels, operands
+from . import build, db, entries, heuristics, kernels, operands
 from .heuristics import Facts
 from .layout import Prepared, as_view
 from .operands import Matrix, View
@@ -98,7 +98,7 @@ def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
     def usable(key: str, entry: dict) -> bool:
         bad = kern.violations(entry["params"], dev)
         if bad:                     # passed over as a GEMM kernel's is (launch._fits)
-            db.passed_over(key, entry, "; ".join(bad))
+            entries.passed_over(key, entry, "; ".join(bad))
         return not bad
     found = db.near(dev, kern.key, *canonical(kind, R, L), usable=usable)
     if not found:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import db, kernels
+from . import entries, kernels
 
 
 def digits(text: str) -> bool:
@@ -102,7 +102,7 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     once, in the order given."""
     dims = []
     for part in text.split(","):
-        shape = db.parse_shape(part.strip())
+        shape = entries.parse_shape(part.strip())
         if shape is None:
             raise click.BadParameter(f"{part.strip()!r} is not MxNxK with positive integers",
                                      param_hint="--shapes")

@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import db, kernels, matvec, store
+from . import db, entries, kernels, matvec, store
 
 ENV = "CLGEMM_RECORD_SHAPES"
 FILE = "shapes.jsonl"
@@ -90,7 +90,7 @@ def recorded(device=None, kernel: str | None = None) -> list[tuple[str, int, int
                     matvec.check_form(job[0], *dims[:2])
             except (ValueError, TypeError, KeyError, RecursionError):
                 warnings.warn(f"{where}: line {no} ignored (not a recorded shape of a "
-                              f"tunable kernel, at a shape it takes)", db.DataWarning, stacklevel=2)
+                              f"tunable kernel, at a shape it takes)", entries.DataWarning, stacklevel=2)
                 continue
             if (want is None or r["device"] == want) and (kernel is None or job[0] == kernel):
                 counts[job] = counts.get(job, 0) + 1

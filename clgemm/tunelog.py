@@ -15,7 +15,7 @@ from pathlib import Path
 
 import filelock
 
-from . import db, kernels, store
+from . import db, entries, kernels, store
 
 
 STATUSES = ("ok", "wrong", "rejected", "compile_error", "launch_error", "timeout", "crashed")
@@ -30,24 +30,24 @@ def read_log(path: Path, kernel: kernels.Kernel) -> Iterator[dict]:
         for no, raw in enumerate(f, 1):
             try:
                 rec = json.loads(raw)
-                ok = (isinstance(rec, dict) and rec.get("schema") == db.SCHEMA
+                ok = (isinstance(rec, dict) and rec.get("schema") == entries.SCHEMA
                       and rec.get("status") in STATUSES)
-                params = db.valid_params(kernel, rec.get("params")) if ok else None
+                params = entries.valid_params(kernel, rec.get("params")) if ok else None
                 if params is None:
                     raise ValueError("not a valid record")
-                if rec["status"] == "ok" and not all(db.is_positive(rec.get(f)) for f in
+                if rec["status"] == "ok" and not all(entries.is_positive(rec.get(f)) for f in
                                                      ("ms_median", "ms_min", "ms_max", "gflops")):
                     raise ValueError("timings missing or not positive")
                 # what the T4 export and the report read as they are
-                if not ((db.is_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
-                        and db.is_number(rec.get("timeout_s", 0))
+                if not ((entries.is_number(rec.get("compile_s", 0)) and rec.get("compile_s", 0) >= 0)
+                        and entries.is_number(rec.get("timeout_s", 0))
                         and (isinstance(rec.get("ms", []), list)
-                             and all(db.is_positive(t) for t in rec.get("ms", [])))
+                             and all(entries.is_positive(t) for t in rec.get("ms", [])))
                         and all(isinstance(rec.get(f, ""), str) for f in ("at", "error"))):
                     raise ValueError("compile_s, timeout_s, ms, at or error of the wrong type")
             except (ValueError, RecursionError) as e:   # JSONDecodeError is a ValueError
                 why = "nested too deeply" if isinstance(e, RecursionError) else e
-                warnings.warn(f"{path}: line {no} ignored ({why})", db.DataWarning, stacklevel=2)
+                warnings.warn(f"{path}: line {no} ignored ({why})", entries.DataWarning, stacklevel=2)
                 continue
             rec["params"] = params
             yield rec
@@ -57,7 +57,7 @@ def append_log(path: Path, record: Mapping) -> None:
     """Append one record and push it to disk before returning: a kill -9 after this call
     cannot lose it, and one during it leaves at most a truncated last line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({"schema": db.SCHEMA, **record}, separators=(",", ":")) + "\n"
+    line = json.dumps({"schema": entries.SCHEMA, **record}, separators=(",", ":")) + "\n"
     # locked: the look at the last byte and the write are one step for other writers
     with store.locked(path, "the tune log's append"), open(path, "ab+") as f:
         if f.tell() > 0:                 # a torn last line must not swallow this record
@@ -173,7 +173,7 @@ def read_records(path: Path, kern: kernels.Kernel, quiet: bool = False) -> list[
     """A log's valid records (read_log); with `quiet`, without the warnings for bad lines."""
     with warnings.catch_warnings():
         if quiet:
-            warnings.simplefilter("ignore", db.DataWarning)
+            warnings.simplefilter("ignore", entries.DataWarning)
         return list(read_log(Path(path), kern))
 
 

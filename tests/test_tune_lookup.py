@@ -149,7 +149,7 @@ def test_database_write_is_atomic(queue, monkeypatch):
 
 
 def test_shipped_databases_are_valid():
-    from clgemm.db import _load
+    from clgemm.entries import load as _load
     files = SHIPPED()
     assert files, "the package ships at least one tuned database"
     for f in files:

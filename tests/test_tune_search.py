@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import clgemm
-from clgemm import db, kernels, tunelog, verify
+from clgemm import db, entries, kernels, tunelog, verify
 from clgemm.cli import main
 from clgemm.gemm import GemmPlan
 from clgemm.tunelog import to_t4
@@ -58,7 +58,7 @@ def test_budgeted_strategies(strategy):
     ps = [r["params"] for r in res.records]
     assert len(ps) == 25 and len({tuple(sorted(p.items())) for p in ps}) == 25
     k = kernels.get("5")
-    assert all(db.valid_params(k, p) == p for p in ps)
+    assert all(entries.valid_params(k, p) == p for p in ps)
     assert res.best["gflops"] == pytest.approx(max(synthetic_gflops(p) for p in ps))
 
 
