@@ -7,27 +7,25 @@ of its own, ahead of the workers. A worker that crashes (a driver fault kills th
 process) or hangs is replaced and its configuration recorded as `crashed` or `timeout`;
 the sweep goes on. A worker that cannot set itself up stops the tune instead. Every
 finished evaluation is appended to a JSON Lines log at once (clgemm.tunelog), so a rerun
-resumes where a killed one stopped. At the end the best five are re-measured interleaved
-(with the registry defaults and the configuration gemm() used before, for comparison),
-kernels with split-K time each of them with several slice counts of k (the split stage),
-and the winner goes into the tuning database that gemm() and `clgemm run` read.
+resumes where a killed one stopped. At the end (clgemm.finals) the best five are checked
+again and re-measured interleaved, kernels with split-K time each of them with several
+slice counts of k, and the winner goes into the tuning database that gemm() and `clgemm
+run` read.
 """
 
 from __future__ import annotations
 
 import queue as queue_mod
-import statistics
 import time
 from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, heuristics, kernels, launch, matvec, pool, strategies, timing
+from . import db, finals, heuristics, kernels, launch, matvec, pool, strategies
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
 from .pool import Terminated, WorkerSetupError  # noqa: F401 - Terminated: raised by tune()
-from .pool import ask as _ask
 from .strategies import MissingExtra  # noqa: F401 - raised by tune()
 from .tunelog import Result, TuneBusy, TuneLog  # noqa: F401
 
@@ -35,10 +33,6 @@ STRATEGIES = strategies.NAMES
 DEFAULT_EVALUATOR = "clgemm.evaluate:Evaluator"
 MATVEC_EVALUATOR = "clgemm.evaluate:MatvecEvaluator"   # the default for kernels.MATVEC
 CUTOFF = 3.0   # a first timed run this many times the best median so far ends the timing
-# the split stage takes the fewest slices within this factor of the fastest pair: a tie
-# won by more slices carries badly to shapes near it (H200, 2026-12-02: 4 slices tied with
-# 1 at 1152^3, and lost 18% at 1200^3, whose build has bounds checks)
-SPLIT_MARGIN = 1.02
 
 
 def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
@@ -88,7 +82,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
             sweep = _Sweep(log, strat, counts["budget"], time_limit, timeout, on_progress,
                            (m, n, k), nworkers, note)
             sweep.run(workers_pool)
-            res = _finish(sweep, workers_pool, dev, kern, (m, n, k), counts, refs, timeout)
+            res = finals.finish(sweep, workers_pool, dev, kern, (m, n, k), counts, refs, timeout)
         finally:
             with stops.held():
                 if sweep is not None:
@@ -304,85 +298,6 @@ class _Sweep:
         self.seconds = time.time() - self.t0
 
 
-def _finish(sweep: _Sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape, counts: dict,
-            refs: dict, timeout: float) -> Result:
-    """The finalists re-measured (with the references), the split stage, the winner."""
-    records = sweep.log.records
-    sweep.progress("finals")
-    workers.revive()
-    finalists, timed_refs, rechecked = _remeasure(workers, records, timeout, shape, refs)
-    for params, err in rechecked:     # resumed as correct, wrong in this build: so logged
-        sweep.log.append({"params": params, "status": "wrong", "rel_error": err,
-                          "checked": "fresh data, as a finalist"})
-    winner = None
-    # where the re-measure did not run (its worker failed), the best this run measured
-    # itself: a resumed record was never checked by this build
-    best = max((r for r in records[sweep.log.resumed:] if r["status"] == "ok"),
-               key=lambda r: r["gflops"], default=None)
-    if finalists:
-        winner = max(finalists, key=lambda f: f["gflops"])
-    elif best is not None and not rechecked:
-        winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
-    # the search ran every configuration with gemm()'s own split count: the finalists
-    # (or the winner alone) now run with each count that could pay, all in one stage
-    stage: list[dict] = []
-    wrong: list[dict] = [p for p, _ in rechecked]
-    if winner is not None and kern.split_k:
-        group = finalists or [winner]
-        workers.revive()
-        stage = _split_stage(workers, [f["params"] for f in group], timeout, shape)
-        # a finalist the stage found wrong at any count is out (gemm() may launch it at
-        # another count elsewhere); one it could not judge (failed, timed out, one count
-        # where none had two) competes with its re-measured time
-        wrong += [r["params"] for r in stage if r["status"] == "wrong"]
-        ok = [r for r in stage if r["status"] == "ok" and r["params"] not in wrong]
-        judged = [r["params"] for r in ok] + wrong
-        pairs = ok + [f for f in group if f["params"] not in judged]
-        top = pick_split(pairs) if pairs else None
-        keep = ("params", "gflops", "ms_median", "ms_min", "ms_max") + \
-            (() if top is None or top.get("only_count") else ("splits",))
-        winner = None if top is None else {f: top[f] for f in keep if f in top}
-    references, timed = {}, {}
-    for role, ref in refs.items():
-        # timed in the split stage's rounds, as the winner's figure is, where the stage ran
-        # it as gemm() launches it; else beside the finalists; else as searched
-        staged = next((r for r in stage if r["status"] == "ok" and r.get("unaided")
-                       and r["params"] == ref["params"]), None)
-        timed[role] = staged or timed_refs.get(role) or sweep.log.of(ref["params"])
-        references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
-    # what gemm() launched here before stays where nothing measured beat it (a budget of
-    # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had):
-    # recorded where the search checked it here, else the database is left as it was (a
-    # reference is only timed beside the finalists, not checked: one wrong here and fast
-    # for it would have been recorded)
-    had = timed.get("before" if "before" in refs else "defaults")
-    kept = ""
-    checked = next((r["status"] for r in records if had and r["params"] == had["params"]), None)
-    if winner is not None and had and had["gflops"] > winner["gflops"] \
-            and checked in ("ok", None) and had["params"] not in wrong:   # wrong here: out
-        if checked == "ok":
-            winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
-                      if f in had}
-        else:
-            what = (f"the entry tuned at {refs['before']['tuned_at']}" if "before" in refs
-                    else "the defaults")
-            kept = (f"what gemm() ran here before ({what}) timed faster than every "
-                    f"configuration this tune checked, and was not checked here itself: the "
-                    f"database is left as it was")
-    return Result(kern.key, tuple(shape), db.device_key(dev), str(sweep.log.path), counts,
-                  records, winner, finalists, sweep.seconds, sweep.new, split_stage=stage,
-                  references=references, stopped_by=sweep.stopped_by, kept=kept)
-
-
-def pick_split(pairs: list[dict]) -> dict:
-    """Of timed (configuration, slice count) pairs, those with "gflops" and, where the stage
-    ran, "splits" (none: gemm()'s own count, 1 or so), the one with the fewest slices
-    within SPLIT_MARGIN of the fastest; the faster on a tie."""
-    fastest = max(p["gflops"] for p in pairs)
-    return min((p for p in pairs if p["gflops"] >= fastest / SPLIT_MARGIN),
-               key=lambda p: (p.get("splits", 1), -p["gflops"]))
-
-
 def _parent_queue(dev) -> cl.CommandQueue:
     q = _queues.get(dev.int_ptr)
     if q is None:
@@ -459,63 +374,3 @@ def _winners(dev, kern: kernels.Kernel, shape: tuple[int, int, int]) -> list[dic
     if own not in out:
         out.append(dict(own))
     return out
-
-
-def _step_deadline(timeout: float) -> float:
-    """How long a whole-device task may go without a report: each step (a compile and
-    check, or a round of timings) reports in, so a hung one is given up after this, however
-    many steps the task has (one deadline per finalist and count took 45 minutes once)."""
-    return 2 * timeout + 10
-
-
-def _remeasure(workers: pool.Pool, records, timeout, shape,
-               refs: dict) -> tuple[list[dict], dict, list[tuple[dict, object]]]:
-    """Check the best five again and time them, interleaved, in one worker (near-ties
-    reorder under noise), with the references in the same rounds; without them if that
-    fails (a reference that crashes its worker must not cost the finalists). ([], {}, [])
-    with no correct configuration; the third item lists the finalists found wrong, with
-    their errors (Evaluator.remeasure)."""
-    ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
-    params = [r["params"] for r in ok]
-    extra = [r["params"] for r in refs.values() if r["params"] not in params]
-    if not ok:
-        return [], {}, []
-    outcome: dict = {}
-    payload = _ask(workers.slots, workers.inbox, ("remeasure", -1, params + extra),
-                   _step_deadline(timeout), outcome)
-    if extra and not outcome.get("timed_out") and (payload is None or "error" in payload):
-        extra = []
-        workers.revive()
-        payload = _ask(workers.slots, workers.inbox, ("remeasure", -3, params),
-                       _step_deadline(timeout))
-    if payload is None or "error" in payload:
-        return [], {}, []
-    given = params + extra
-    wrong = [(given[i], err) for i, err in payload.get("wrong", [])]
-    timed = [_timed(shape, ms, params=p) for p, ms in zip(given, payload["ms"]) if ms]
-    timed_refs = {role: next((t for t in timed if t["params"] == r["params"]), None)
-                  for role, r in refs.items()}
-    finalists = [t for t in timed if t["params"] in params]
-    return sorted(finalists, key=lambda f: -f["gflops"]), timed_refs, wrong
-
-
-def _split_stage(workers: pool.Pool, finalists: list[dict], timeout, shape) -> list[dict]:
-    """The configurations with each slice count of k that could pay (Evaluator.split_counts),
-    checked and timed interleaved: the tuner measures the split-K count where gemm()'s
-    rule would guess it. [] where each has one count only; a record of status "failed" per
-    configuration where the stage raised, "timeout" where it did not answer in time or lost
-    its worker."""
-    payload = _ask(workers.slots, workers.inbox, ("splits", -2, finalists), _step_deadline(timeout))
-    if payload is None:
-        return [{"params": p, "status": "timeout", "error": "no answer (timed out, or the worker died)"}
-                for p in finalists]
-    if "error" in payload:
-        return [{"params": p, "status": "failed", "error": payload["error"]} for p in finalists]
-    return [_timed(shape, r.pop("ms"), **r) if r["status"] == "ok" else r for r in payload["records"]]
-
-
-def _timed(shape, ms: list[float], **fields) -> dict:
-    m, n, k = shape
-    med = statistics.median(ms)
-    return {**fields, "ms_median": med, "ms_min": min(ms), "ms_max": max(ms), "runs": len(ms),
-            "gflops": timing.gflops(m, n, k, med)}
