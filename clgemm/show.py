@@ -254,7 +254,8 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
         extra = "" if r.get("stable", True) else " (output changed between runs: race?)"
         if r.get("overflows"):
             extra += " (the exact product exceeds float32's range: its float32 result overflows)"
-        out.append(f"check    {status}: relative Frobenius error {r['rel_error']:.2e} vs "
-                   f"tolerance {r['tolerance']:.2e} = max(16, 4*sqrt(K)) * eps32, "
-                   f"{r['rows_checked']} of {r['m']} rows against float64{extra}")
+        out.append(f"check    {status}: every element within {r['tolerance']:.2e} = "
+                   f"max(16, 4*sqrt(K)) * eps32 of its terms' scale (relative Frobenius "
+                   f"error {r['rel_error']:.2e}), {r['rows_checked']} of {r['m']} rows "
+                   f"against float64{extra}")
     return out

@@ -1,7 +1,7 @@
 """clgemm's own files on disk: where they live ($CLGEMM_HOME, else the user data folder),
 and how one is written without ever leaving it half-written or losing another process's
 write: an OS file lock per file, a complete file renamed over the old one, a file that
-cannot be read moved aside rather than over.
+cannot be used kept aside (copied, or a log renamed) rather than written over.
 
 Apart from clgemm.db because none of it knows what the files hold: the database and the
 tuner's logs (db), the device facts (device), the recorded shapes (record) and the tune

@@ -19,8 +19,8 @@ def sample_rows(rng: np.random.Generator, m: int, count: int) -> np.ndarray:
 
 
 def tolerance(k: int) -> float:
-    """Allowed relative Frobenius error for a float32 product with inner dimension k.
-    Rounding errors of a k-term sum grow like sqrt(k) for random signs; the factor 4 and
+    """The factor of each element's allowed error (`allowed`) for a float32 product with
+    inner dimension k. Rounding errors of a k-term sum grow like sqrt(k) for random signs; the factor 4 and
     the floor of 16 eps leave room for alpha/beta and blocked summation orders, while a
     single wrong or missing term (about 1/sqrt(k) relative) stays far above it."""
     return max(16.0, 4.0 * k ** 0.5) * EPS32

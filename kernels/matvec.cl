@@ -28,8 +28,10 @@
 // contiguous and 16-byte aligned), SLICED (the host's: 1 where S > 1). The host fits CV or
 // LW to rows narrower than a group.
 // Constraints: LW a power of two; CV*LANES and LW*RW at most the work-group limit.
-// H200, tuned: whole calls 1.15-1.18x gemm()'s kernel-5 path at 1 x 4096 x 4096 (0.82-0.83x
-// cuBLAS) and 2.0-2.1x at 4096 x 1 x 4096 (0.95-0.98x cuBLAS), results/h200/README.md; CPU device (pocl 3.0, 2
+// H200, tuned, with the slices summed by a second launch (a7d2884): whole calls 1.15-1.18x
+// gemm()'s kernel-5 path at 1 x 4096 x 4096 and 2.0-2.1x at 4096 x 1 x 4096; in one launch
+// (0e78475), 0.98x cuBLAS at 1 x 4096 x 4096 and 1.12x at 4096 x 1 x 4096
+// (results/h200/bench/bench-2026-12-05.json, medians of three runs); CPU device (pocl 3.0, 2
 // cores): 6.1-11x from 1 x 2048 x 2048 to 4096 x 1 x 4096 (results/pocl/README.md).
 // The slices added in the same launch instead of a second one, on an H100: whole calls
 // 1.2-1.4x at 1 x 2048 x 2048 (8 slices), 1.0x at 1 x 4096 x 4096, 0.97x at 1 x 8192 x 8192
