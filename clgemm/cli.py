@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -89,6 +90,20 @@ class _Command(click.Group):
 def main() -> None:
     """OpenCL SGEMM kernels, from naive to double-buffered and onto the tensor cores, and
     their auto-tuner."""
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning about the user's files (a database entry or a log line ignored) as one
+    line that names the file, without Python's source line under it, which read as a
+    piece of a traceback; any other warning as Python shows it."""
+    if issubclass(category, db.DataWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
 
 
 @main.command()

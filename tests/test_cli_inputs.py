@@ -168,3 +168,22 @@ def test_replay_refuses_what_it_cannot_replay(tmp_path, capsys, args, words):
     assert e.value.code == 2 and "Traceback" not in err
     for w in words:
         assert w in err, err
+
+
+def test_a_warning_about_the_users_files_is_one_line(queue, home, tmp_path):
+    """A database the command cannot use is named in one 'warning:' line; Python's own
+    format added the source line of the call that warned, which read as a piece of a
+    traceback."""
+    import os
+    import subprocess
+    import sys
+    path = db.db_path(queue.device)
+    path.parent.mkdir(parents=True)
+    path.write_text("{broken")
+    env = {**os.environ, "CLGEMM_HOME": str(home)}
+    p = subprocess.run([sys.executable, "-m", "clgemm", "run", "--kernel", "2", "--size", "8",
+                        "--repeat", "1"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = [x for x in p.stderr.splitlines() if "tuning database ignored" in x]
+    assert lines and all(x.startswith(f"warning: {path}: tuning database ignored") for x in lines)
+    assert "warnings.warn" not in p.stderr and "DataWarning" not in p.stderr
