@@ -113,22 +113,23 @@ _unread = 0      # reads of a database that failed (too many open files, say): n
 
 def stamp(dev: cl.Device) -> tuple:
     """What the tuned entries for `dev` depend on: the device, the databases, the user
-    database's file (time, inode, size) and this process's own writes to it, which may
-    come faster than the file system's clock moves. Equal stamps give equal entries
-    (entries_for), so a choice made from them can be kept under it."""
+    database's file (time, inode, size), this process's own writes to it, which may
+    come faster than the file system's clock moves, and its reads that failed (a choice
+    made without the file is not kept once it reads again). Equal stamps give equal
+    entries (entries_for), so a choice made from them can be kept under it."""
     user = _db_file(dev)
     try:
         st = os.stat(user)
         version = (st.st_mtime_ns, st.st_ino, st.st_size)   # write_atomic: a new file each time
     except OSError:
         version = None
-    return device_key(dev), tuple(_shipped()), user, version, _written
+    return device_key(dev), tuple(_shipped()), user, version, _written, _unread
 
 
 def version(dev: cl.Device) -> tuple:
     """A cheap stand-in for `stamp`, for gemm()'s plan cache, which asks on every call: this
-    process's own writes count at once, and another process's tune is seen within
-    RESTAT_S, since the user database's file is stat'ed at most that often."""
+    process's own writes and failed reads count at once, and another process's tune is
+    seen within RESTAT_S, since the user database's file is stat'ed at most that often."""
     now = time.monotonic()
     seen = _seen.get(dev.int_ptr)
     if seen is None or now - seen[0] >= RESTAT_S:
@@ -186,7 +187,7 @@ def entries_for(dev: cl.Device) -> dict:
     if now in _cache:
         return _cache[now]
     global _unread
-    key, shipped, user, version, _ = now
+    key, shipped, user, version, *_ = now
     files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
                                                   else _other_driver(Path(user), key))
     docs = []
@@ -287,7 +288,7 @@ def thresholds(dev: cl.Device,
     now = stamp(dev)
     if now in _thresholds:
         return _thresholds[now]
-    key, shipped, user, version, _ = now
+    key, shipped, user, version, *_ = now
     out: dict[str, float] = {}
     files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
     named, devices = [], []

@@ -14,6 +14,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from . import entries, matvec, operands, timing, verify
+from .build import BuildError
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
 # the split stage times each finalist with slices of k up to this many work-groups per
@@ -117,22 +118,28 @@ class Evaluator:
         timed in the same interleaved rounds; `alive` is called after each compile and
         each round, as in `split_stage`. The check is what stands between a log and the
         database: a finalist may be a record of a log that another build wrote (resumed
-        "ok", never compiled by this one), which a changed kernel may compute wrong.
-        {"ms": a list of timings per finalist (None for one found wrong), "wrong":
-        [[index, relative error], ...]}."""
-        plans, wrong = [], []
+        "ok", never compiled by this one), which this build may compute wrong or not
+        build at all; such a finalist is left out, and the others are timed.
+        {"ms": a list of timings per finalist (None for one left out), "wrong": [[index,
+        relative error], ...], "failed": [[index, status, error], ...]}."""
+        plans, wrong, failed = [], [], []
         for i, params in enumerate(finalists):
-            plan = self.compile(params)
-            err, ok, _ = self.fresh_check(plan)
-            if ok:
-                plans.append((i, plan))
+            try:
+                plan = self.compile(params)
+                err, ok, _ = self.fresh_check(plan)
+            except Exception as e:    # noqa: BLE001 - this finalist's failure, recorded
+                failed.append([i, "compile_error" if isinstance(e, BuildError) else
+                               "launch_error", short(e)])
             else:
-                wrong.append([i, verify.json_safe(err)])
+                if ok:
+                    plans.append((i, plan))
+                else:
+                    wrong.append([i, verify.json_safe(err)])
             alive()
         ms: list = [None] * len(finalists)
         for (i, _), times in zip(plans, self.interleaved([p for _, p in plans], alive=alive)):
             ms[i] = times
-        return {"ms": ms, "wrong": wrong}
+        return {"ms": ms, "wrong": wrong, "failed": failed}
 
     def interleaved(self, plans: list, rounds: int = 5,
                     alive: Callable[[], None] = lambda: None) -> list[list[float]]:
@@ -306,15 +313,20 @@ class MatvecEvaluator(Evaluator):
         m, n, k = self.shape
         return (1, 260 + n % 4, 67) if m == 1 else (133, 1, 260 + k % 4)
 
-    def measure(self, plan, cutoff_ms: float | None = None) -> dict:
-        """As Evaluator.measure: checked at an odd shape on fresh data, then timed at the
-        target with its output poisoned first and checked in full (verify.passes: a
-        target of one row and one column is a single sum, which may cancel)."""
+    def fresh_check(self, plan) -> tuple[float, bool, tuple[int, int, int]]:
+        """(relative error, whether it passes, the shape) at `check_shape` on fresh random
+        data, over an output poisoned with NaN, with the plan's slices of the depth."""
         shape = self.check_shape(plan)
         ops = self._operands_at(shape)
         ops[2].fill(np.float32(np.nan))
         cl.wait_for_events(self._prepared(plan.params, ops, plan.slices).launch())
-        err, ok = self._judged(ops, shape[2])
+        return (*self._judged(ops, shape[2]), shape)
+
+    def measure(self, plan, cutoff_ms: float | None = None) -> dict:
+        """As Evaluator.measure: checked at an odd shape on fresh data, then timed at the
+        target with its output poisoned first and checked in full (verify.passes: a
+        target of one row and one column is a single sum, which may cancel)."""
+        err, ok, shape = self.fresh_check(plan)
         if not ok:
             return {"status": "wrong", "rel_error": verify.json_safe(err),
                     "checked": "fresh data at {}x{}x{}".format(*shape)}

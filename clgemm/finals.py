@@ -16,32 +16,44 @@ from .tunelog import Result
 # won by more slices carries badly to shapes near it (H200, 2026-12-02: 4 slices tied with
 # 1 at 1152^3, and lost 18% at 1200^3, whose build has bounds checks)
 SPLIT_MARGIN = 1.02
+REFILLS = 3   # rounds of finalists, each the next best five where all of the last were left out
 
 
-def finish(sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape, counts: dict,
-            refs: dict, timeout: float) -> Result:
+def finish(sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape: tuple[int, int, int],
+           counts: dict, refs: dict, timeout: float) -> Result:
     """The finalists checked and re-measured (with the references), the split stage, the
-    winner: the Result of the tune whose search `sweep` (tune._Sweep) ran."""
+    winner: the Result of the tune whose search `sweep` (tune._Sweep) ran. Only what this
+    build checked can be recorded: a record resumed from a log was checked, if at all, by
+    the build that wrote it."""
     records = sweep.log.records
     sweep.progress("finals")
-    workers.revive()
-    finalists, timed_refs, rechecked = _remeasure(workers, records, timeout, shape, refs)
-    for params, err in rechecked:     # resumed as correct, wrong in this build: so logged
-        sweep.log.append({"params": params, "status": "wrong", "rel_error": err,
-                          "checked": "fresh data, as a finalist"})
-    winner = None
+    finalists, timed_refs, out = [], {}, []
+    for _ in range(REFILLS):     # finalists left out: the next best, while some are left
+        workers.revive()
+        finalists, timed_refs, left_out = _remeasure(workers, records, timeout, shape, refs,
+                                                     [r["params"] for r in out])
+        for rec in left_out:      # found wrong, or failing, in this build: so logged
+            out.append(sweep.log.append({**rec, "checked": "fresh data, in the finals"}))
+        if finalists or not left_out:
+            break
+    winner, why_none = None, ""
     # where the re-measure did not run (its worker failed), the best this run measured
     # itself: a resumed record was never checked by this build
-    best = max((r for r in records[sweep.log.resumed:] if r["status"] == "ok"),
+    best = max((r for r in records[sweep.log.resumed:] if r["status"] == "ok"
+                and r["params"] not in [o["params"] for o in out]),
                key=lambda r: r["gflops"], default=None)
     if finalists:
         winner = max(finalists, key=lambda f: f["gflops"])
-    elif best is not None and not rechecked:
+    elif best is not None:
         winner = {"params": best["params"], "gflops": best["gflops"], "ms_median": best["ms_median"]}
+    elif any(r["status"] == "ok" for r in records):
+        why_none = (f"no correct record was checked by this build ({len(out)} found wrong or "
+                    f"failing in the finals, or the finals' worker failed); a rerun with "
+                    f"--fresh measures every configuration again")
     # the search ran every configuration with gemm()'s own split count: the finalists
     # (or the winner alone) now run with each count that could pay, all in one stage
     stage: list[dict] = []
-    wrong: list[dict] = [p for p, _ in rechecked]
+    wrong: list[dict] = [o["params"] for o in out if o["status"] == "wrong"]
     if winner is not None and kern.split_k:
         group = finalists or [winner]
         workers.revive()
@@ -67,15 +79,14 @@ def finish(sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape, counts: 
         references[role] = {**ref, "gflops": timed[role]["gflops"] if timed[role] else None}
     # what gemm() launched here before stays where nothing measured beat it (a budget of
     # one recorded the registry's GPU defaults on pocl at 0.4x the CPU defaults it had):
-    # recorded where the search checked it here, else the database is left as it was (a
-    # reference is only timed beside the finalists, not checked: one wrong here and fast
-    # for it would have been recorded)
+    # recorded where this build checked it, else the database is left as it was
     had = timed.get("before" if "before" in refs else "defaults")
     kept = ""
-    checked = next((r["status"] for r in records if had and r["params"] == had["params"]), None)
-    if winner is not None and had and had["gflops"] > winner["gflops"] \
-            and checked in ("ok", None) and had["params"] not in wrong:   # wrong here: out
-        if checked == "ok":
+    checked_now = ([f["params"] for f in finalists] + [t["params"] for t in timed_refs.values() if t]
+                   + [r["params"] for r in stage if r["status"] == "ok"])
+    standing = had and _standing(had["params"], records, sweep.log.resumed, wrong, checked_now)
+    if winner is not None and had and had["gflops"] > winner["gflops"] and standing != "wrong":
+        if standing == "ok":
             winner = {f: had[f] for f in ("params", "gflops", "ms_median", "ms_min", "ms_max")
                       if f in had}
         else:
@@ -86,7 +97,23 @@ def finish(sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape, counts: 
                     f"database is left as it was")
     return Result(kern.key, tuple(shape), db.device_key(dev), str(sweep.log.path), counts,
                   records, winner, finalists, sweep.seconds, sweep.new, split_stage=stage,
-                  references=references, stopped_by=sweep.stopped_by, kept=kept)
+                  references=references, stopped_by=sweep.stopped_by, kept=kept,
+                  why_none=why_none)
+
+
+def _standing(params: dict, records: list[dict], resumed: int, wrong: list[dict],
+              checked_now: list[dict]) -> str | None:
+    """"wrong" where this build found `params` wrong (in the finals, the split stage or
+    this run's search) or, never measuring it, the last record of it did; "ok" where this
+    build checked it; else None: never measured here, or only by the build that wrote a
+    resumed record."""
+    fresh = [r["status"] for r in records[resumed:] if r["params"] == params]
+    if params in wrong or "wrong" in fresh:
+        return "wrong"
+    if params in checked_now or (fresh and fresh[-1] == "ok"):
+        return "ok"
+    resumed_only = [r["status"] for r in records[:resumed] if r["params"] == params]
+    return "wrong" if resumed_only and resumed_only[-1] == "wrong" else None
 
 
 def pick_split(pairs: list[dict]) -> dict:
@@ -105,14 +132,16 @@ def _step_deadline(timeout: float) -> float:
     return 2 * timeout + 10
 
 
-def _remeasure(workers: pool.Pool, records, timeout, shape,
-               refs: dict) -> tuple[list[dict], dict, list[tuple[dict, object]]]:
-    """Check the best five again and time them, interleaved, in one worker (near-ties
-    reorder under noise), with the references in the same rounds; without them if that
-    fails (a reference that crashes its worker must not cost the finalists). ([], {}, [])
-    with no correct configuration; the third item lists the finalists found wrong, with
-    their errors (Evaluator.remeasure)."""
-    ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: -r["gflops"])[:5]
+def _remeasure(workers: pool.Pool, records, timeout, shape, refs: dict,
+               exclude: list[dict]) -> tuple[list[dict], dict, list[dict]]:
+    """Check the best five (less `exclude`) again and time them, interleaved, in one worker
+    (near-ties reorder under noise), with the references in the same rounds; without them
+    if that fails (a reference that crashes its worker must not cost the finalists).
+    (finalists, the references' timings, a record for each configuration left out: found
+    wrong, or failing to build or run, in this build; Evaluator.remeasure); ([], {}, [])
+    with no correct configuration, or where the worker failed."""
+    ok = sorted((r for r in records if r["status"] == "ok" and r["params"] not in exclude),
+                key=lambda r: -r["gflops"])[:5]
     params = [r["params"] for r in ok]
     extra = [r["params"] for r in refs.values() if r["params"] not in params]
     if not ok:
@@ -128,12 +157,15 @@ def _remeasure(workers: pool.Pool, records, timeout, shape,
     if payload is None or "error" in payload:
         return [], {}, []
     given = params + extra
-    wrong = [(given[i], err) for i, err in payload.get("wrong", [])]
+    left_out = ([{"params": given[i], "status": "wrong", "rel_error": err}
+                 for i, err in payload.get("wrong", [])]
+                + [{"params": given[i], "status": status, "error": error}
+                   for i, status, error in payload.get("failed", [])])
     timed = [_timed(shape, ms, params=p) for p, ms in zip(given, payload["ms"]) if ms]
     timed_refs = {role: next((t for t in timed if t["params"] == r["params"]), None)
                   for role, r in refs.items()}
     finalists = [t for t in timed if t["params"] in params]
-    return sorted(finalists, key=lambda f: -f["gflops"]), timed_refs, wrong
+    return sorted(finalists, key=lambda f: -f["gflops"]), timed_refs, left_out
 
 
 def _split_stage(workers: pool.Pool, finalists: list[dict], timeout, shape) -> list[dict]:

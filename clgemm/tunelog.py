@@ -197,6 +197,7 @@ class Result:
     stopped_by: str = ""            # budget | space | time limit
     note: str = ""                  # what the user should know (a fallback, say)
     kept: str = ""                  # why the database was left as it was, despite a winner
+    why_none: str = ""              # why there is no winner, where the finals say it best
     # resumed timeouts this run was to measure again and did not (it stopped first): their
     # old records, which the T4 export keeps
     unretried: list[dict] = field(default_factory=list)
@@ -215,6 +216,8 @@ class Result:
             return None
         if self.stopped_by == "busy":
             return "another process is tuning this shape; it was skipped"
+        if self.why_none:
+            return self.why_none
         if not any(r["status"] == "ok" for r in self.records) and self.stopped_by == "time limit" \
                 and self.evaluated_now == 0:
             return ("the time limit ran out before any configuration was evaluated "

@@ -272,3 +272,35 @@ class WrongAtTileEight(Evaluator):
             bind = plan.bind
             plan.bind = lambda a, b, c, alpha=1.0, beta=0.0, **kw: bind(a, b, c, 2 * alpha, beta, **kw)
         return plan
+
+
+class WrongDefaultsUnjudged(Evaluator):
+    """Kernel 3 for real, except that this device's defaults compute the wrong product
+    (alpha = 2), and a re-measure that takes a reference beside the finalists fails, as one
+    whose reference crashes its worker does: the defaults are then never checked."""
+
+    def _defaults(self, params) -> bool:
+        from clgemm import kernels
+        return dict(params) == kernels.tunable(self.kernel).defaults_for(self.queue.device)
+
+    def compile(self, params, split_k="auto"):
+        plan = super().compile(params, split_k)
+        if self._defaults(params):
+            bind = plan.bind
+            plan.bind = lambda a, b, c, alpha=1.0, beta=0.0, **kw: bind(a, b, c, 2 * alpha, beta, **kw)
+        return plan
+
+    def remeasure(self, finalists, alive=lambda: None):
+        if len(finalists) > 5:
+            raise RuntimeError("planted: the reference crashed the worker")
+        return super().remeasure(finalists, alive)
+
+
+class NoLongerBuildsFour(Evaluator):
+    """Kernel 2 for real, except that TS=4 no longer builds: a configuration a log of an
+    older build says is correct."""
+
+    def compile(self, params, split_k="auto"):
+        if params["TS"] == 4:
+            raise BuildError("planted: this build cannot compile TS=4")
+        return super().compile(params, split_k)

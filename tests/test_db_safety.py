@@ -105,7 +105,7 @@ def test_a_read_that_failed_once_is_not_remembered(queue, monkeypatch):
     and gemm()'s plan cache sees the change (db.version). The failure was kept as 'no
     database' for as long as the file stayed the same."""
     dev = queue.device
-    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
+    path = db.record_best(dev, "2", 64, 64, 64, {"TS": 16}, 10.0)
     db.lookup(dev, "2", 64, 64, 64)
     real = Path.read_text
 
@@ -120,7 +120,10 @@ def test_a_read_that_failed_once_is_not_remembered(queue, monkeypatch):
         patched.setattr(Path, "read_text", emfile)
         with pytest.warns(db.DataWarning, match="Too many open files"):
             assert db.lookup(dev, "2", 64, 64, 64) is None
-    assert db.lookup(dev, "2", 64, 64, 64) == ("2", {"TS": 8})
+            assert GemmPlan(queue, "2", shape=(64, 64, 64)).source == "defaults"
+    assert db.lookup(dev, "2", 64, 64, 64) == ("2", {"TS": 16})
+    plan = GemmPlan(queue, "2", shape=(64, 64, 64))
+    assert (plan.source, plan.params) == ("tuned", {"TS": 16})
     assert db.version(dev) != seen
 
 

@@ -501,3 +501,16 @@ def test_one_dot_product_is_recorded_as_the_sweep_it_can_be_tuned_as(queue):
     assert matvec.tuning_job(a, np.ones((k, 1), np.float32)) == ("matvec-sweep", (1, 1, k))
     assert matvec.tuning_job(np.ones((5, k), np.float32), np.ones((k, 1), np.float32)) == \
         ("matvec-dot", (5, 1, k))
+
+
+def test_a_matvec_tune_checks_its_finalists_and_a_resumed_one_records_its_winner(queue):
+    """The finalists of a matrix-vector tune are checked again and re-measured, as a GEMM
+    kernel's are: the check needs the evaluator's own fresh_check (without it every matvec
+    re-measure failed and a tune whose records were all resumed recorded nothing)."""
+    from clgemm.tune import tune
+    opts = dict(strategy="random", budget=3, workers=1, seed=0)
+    res = tune("matvec-sweep", 1, 300, 700, **opts)
+    assert res.finalists and res.best is not None
+    again = tune("matvec-sweep", 1, 300, 700, **opts)
+    assert again.evaluated_now == 0 and again.finalists and again.best is not None
+    assert db.lookup(queue.device, "matvec-sweep", 1, 300, 700)[1] == again.best["params"]

@@ -244,10 +244,10 @@ def test_kernels_with_the_same_parameters_start_from_each_others_winners(queue, 
 def test_a_short_tune_never_records_slower_than_what_gemm_had(queue, monkeypatch):
     """Planted: this device's defaults, what gemm() launched at the shape, are the fastest,
     but a budget of one measures something else (here the registry's GPU defaults, which
-    the warm start put first until it took the device's own). The defaults are timed
-    beside it, unchecked: the database is left as it was, so gemm() keeps them (a budget of
-    one on pocl recorded a configuration at 0.4x them). With a budget that checks them
-    too, they are what the database records; and a budget of one now checks them first."""
+    the warm start put first until it took the device's own). The defaults are checked and
+    timed beside it in the finals, so they are what the database records (a budget of one
+    on pocl recorded a configuration at 0.4x them); with a budget that measures them too,
+    the same; and a budget of one now checks them first."""
     from clgemm import tune as tune_mod
     mine = kernels.get("5").defaults_for(queue.device)
     gpu = kernels.get("5").defaults
@@ -257,9 +257,8 @@ def test_a_short_tune_never_records_slower_than_what_gemm_had(queue, monkeypatch
         m.setattr(tune_mod, "_winners", lambda dev, kern, shape: [dict(gpu), dict(mine)])
         res = tune("5", 64, 64, 64, budget=1, **opts)
     assert [r["params"] for r in res.records] == [gpu]
-    assert res.references["defaults"]["gflops"] > res.best["gflops"]
-    assert res.db is None and "the database is left as it was" in res.note
-    assert db.lookup(queue.device, "5", 64, 64, 64) is None
+    assert res.best["params"] == mine and not res.kept
+    assert db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)
     res = tune("5", 64, 64, 64, budget=2, **opts)   # the warm start's next: the defaults
     assert res.best["params"] == mine and db.lookup(queue.device, "5", 64, 64, 64) == ("5", mine)
     res = tune("5", 48, 48, 48, budget=1, **opts)
@@ -297,3 +296,58 @@ def test_a_resumed_record_this_build_computes_wrong_is_never_recorded(queue):
     again = tune("2", 64, 64, 64, strategy="grid", workers=1, repeat=2,
                  evaluator="tests.evaluators:WrongAtTileEight")
     assert again.best["params"] != {"TS": 8}
+
+
+def test_a_resumed_reference_never_checked_here_is_not_recorded(queue):
+    """The log says five configurations and the defaults are correct, the five logged
+    faster than the defaults (so these are the finalists), and all far faster than anything
+    runs here; this build computes the defaults wrong, and the re-measure beside them fails,
+    so only the five are checked and timed. The defaults' logged speed beat the five's
+    real one, and the defaults went into the database: now, never checked here, they leave
+    the database as it was, and the tune says so."""
+    kern = kernels.tunable("3")
+    mine = kern.defaults_for(queue.device)
+    others = [p for p in kern.space() if p != mine and not kern.violations(p, queue.device)][:5]
+    path = db.log_path(queue.device, "3", 32, 32, 32)
+    for i, p in enumerate(others + [mine]):
+        g = 500.0 if p == mine else 1000.0 + i
+        tunelog.append_log(path, {"params": p, "status": "ok", "ms_median": 1e-3, "ms_min": 1e-3,
+                                  "ms_max": 1e-3, "gflops": g})
+    res = tune("3", 32, 32, 32, strategy="grid", budget=6, workers=1, repeat=2,
+               evaluator="tests.evaluators:WrongDefaultsUnjudged")
+    assert res.best is not None and res.best["params"] != mine
+    assert "the database is left as it was" in res.kept
+    assert db.lookup(queue.device, "3", 32, 32, 32) is None
+
+
+def _logged_ok(queue, kernel, shape, points):
+    path = db.log_path(queue.device, kernel, *shape)
+    for params, g in points:
+        tunelog.append_log(path, {"params": params, "status": "ok", "ms_median": 1e-3,
+                                  "ms_min": 1e-3, "ms_max": 1e-3, "gflops": g})
+    return path
+
+
+def test_a_finalist_this_build_cannot_compile_costs_only_itself(queue):
+    """Every record resumed; the fastest no longer builds. It is logged so, and the other
+    finalists are checked, timed and one recorded (its failure had ended the whole
+    re-measure, and with it the tune's winner)."""
+    path = _logged_ok(queue, "2", (32, 32, 32), [({"TS": ts}, g) for ts, g in
+                                                 ((4, 900.0), (8, 800.0), (16, 700.0), (32, 600.0))])
+    res = tune("2", 32, 32, 32, strategy="grid", workers=1, repeat=2,
+               evaluator="tests.evaluators:NoLongerBuildsFour")
+    assert res.evaluated_now == 0 and len(res.finalists) == 3
+    assert res.best["params"] != {"TS": 4}
+    assert db.lookup(queue.device, "2", 32, 32, 32)[1] == res.best["params"]
+    last = [r for r in tunelog.read_records(path, kernels.tunable("2")) if r["params"] == {"TS": 4}]
+    assert last[-1]["status"] == "compile_error"
+
+
+def test_when_every_resumed_record_is_wrong_here_the_tune_says_why(queue):
+    """The only record, resumed as correct, is wrong in this build: no winner, and the
+    reason names the finals, not 'no configuration was correct'."""
+    _logged_ok(queue, "2", (48, 48, 48), [({"TS": 8}, 800.0)])
+    res = tune("2", 48, 48, 48, strategy="grid", budget=1, workers=1, repeat=2,
+               evaluator="tests.evaluators:WrongAtTileEight")
+    assert res.best is None and db.lookup(queue.device, "2", 48, 48, 48) is None
+    assert "checked by this build" in res.no_winner_reason()
