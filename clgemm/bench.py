@@ -141,8 +141,6 @@ def bench(queue: cl.CommandQueue, kernels: list[str | None], shapes: list[tuple[
                 live.append((row, make()))
             except Skipped as e:
                 row.update(status="skipped", reason=str(e))
-            except ValueError as e:      # it cannot run here (a limit of this device)
-                row.update(status="skipped", reason=str(e))
             except Exception as e:       # noqa: BLE001 - recorded in its row
                 row.update(status="failed", reason=_why(e))
             shape_rows.append(row)
@@ -228,8 +226,9 @@ def results_dir(queue: cl.CommandQueue, out_dir: Path) -> Path:
 class Results:
     """results/<device>/bench-<date>.json and .csv, written whole (never cut off) after
     each shape, so that a bench stopped midway (a full disk, a crash, Ctrl-C) keeps the
-    shapes it measured: the JSON says whether the run was `complete`. The name is chosen
-    once: an earlier run of the day is kept, never overwritten."""
+    shapes it measured: the JSON says whether the run was `complete`. The name is taken
+    when the run starts: an earlier run of the day, or one running beside it, is kept,
+    never overwritten."""
 
     COLUMNS = ["m", "n", "k", "contender", "status", "call_ms_median", "call_gflops",
                "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min",
@@ -242,21 +241,36 @@ class Results:
         out = results_dir(queue, out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self.date = time.strftime("%Y-%m-%d")
+        self.paths: list[Path] = []
         stem = out / f"bench-{self.date}"
         for nth in itertools.count(2):
+            # the name is taken at once, by a file of no rows: a bench started meanwhile
+            # would have chosen it too, and the two would have written over each other
             if not any(stem.with_suffix(s).exists() for s in (".json", ".csv", ".png")):
-                break
+                try:
+                    store.write_text_atomic(stem.with_suffix(".json"), self._doc([], False),
+                                            replace=False)
+                    break
+                except FileExistsError:
+                    pass
             stem = out / f"bench-{self.date}-{nth}"
         self.stem = stem
-        self.paths: list[Path] = []
+
+    def _doc(self, rows: list[dict], complete: bool) -> str:
+        return json.dumps(verify.json_safe(
+            {"device": self.info, "date": self.date, "commit": store.commit(),
+             "command": self.command, "method": METHOD, "complete": complete, "rows": rows}),
+            indent=1)
+
+    def discard(self) -> None:
+        """Give the name back where nothing was measured (the run was refused)."""
+        if not self.paths:
+            self.stem.with_suffix(".json").unlink(missing_ok=True)
 
     def write(self, rows: list[dict], complete: bool = False) -> list[Path]:
         """The rows so far, as JSON and CSV (each replaced whole); the paths."""
         json_path, csv_path = self.stem.with_suffix(".json"), self.stem.with_suffix(".csv")
-        store.write_text_atomic(json_path, json.dumps(verify.json_safe(
-            {"device": self.info, "date": self.date, "commit": store.commit(),
-             "command": self.command, "method": METHOD, "complete": complete, "rows": rows}),
-            indent=1))
+        store.write_text_atomic(json_path, self._doc(rows, complete))
         text = io.StringIO()
         w = csv.DictWriter(text, fieldnames=self.COLUMNS, extrasaction="ignore")
         w.writeheader()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import json
 import os
@@ -73,6 +74,8 @@ class _Command(click.Group):
                  errno.ETIMEDOUT}
 
     def invoke(self, ctx: click.Context):
+        before = warnings.showwarning
+        warnings.showwarning = functools.partial(_show_warning, before)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -83,6 +86,8 @@ class _Command(click.Group):
                 raise
             where = f": {e.filename}" if e.filename else " (writing the output)"
             raise click.ClickException(f"{e.strerror or e}{where}") from None
+        finally:
+            warnings.showwarning = before
 
 
 @click.group(cls=_Command)
@@ -90,20 +95,17 @@ class _Command(click.Group):
 def main() -> None:
     """OpenCL SGEMM kernels, from naive to double-buffered and onto the tensor cores, and
     their auto-tuner."""
-    warnings.showwarning = _show_warning
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _show_warning(before, message, category, filename, lineno, file=None, line=None) -> None:
     """A warning about the user's files (a database entry or a log line ignored) as one
     line that names the file, without Python's source line under it, which read as a
-    piece of a traceback; any other warning as Python shows it."""
+    piece of a traceback; any other warning as `before` shows it. In place while a command
+    runs (_Command.invoke), and only then."""
     if issubclass(category, db.DataWarning):
         click.echo(f"warning: {message}", err=True)
     else:
-        _python_showwarning(message, category, filename, lineno, file, line)
-
-
-_python_showwarning = warnings.showwarning
+        before(message, category, filename, lineno, file, line)
 
 
 @main.command()
@@ -424,6 +426,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
         rows = benchmod.bench(queue, [None, *keys], shape_list, peers, repeat, sets,
                               on_row=report_row, on_shape=results.write)
     except ValueError as e:
+        results.discard()
         raise click.UsageError(str(e)) from None
     except KeyboardInterrupt:
         if results.paths:

@@ -233,8 +233,9 @@ def entries_for(dev: cl.Device) -> dict:
 
 def _other_driver(user: Path, key: str) -> list[Path]:
     """The user's newest database of this device under another driver, where this driver
-    has none yet: as a shipped one is used (entries_for), and it comes before them. After
-    a driver update the user's own tunes were all set aside without a word."""
+    has none yet: used as a shipped one of another driver is (entries_for, thresholds),
+    and over the shipped ones, as the user's own. After a driver update the user's own
+    tunes were all set aside without a word."""
     found = []
     for path in user.parent.glob("*.json") if user.parent.is_dir() else ():
         if ".unreadable-" in path.name or path.name.endswith(".tmp"):
@@ -290,7 +291,8 @@ def thresholds(dev: cl.Device,
         return _thresholds[now]
     key, shipped, user, version, *_ = now
     out: dict[str, float] = {}
-    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None else [])
+    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
+                                                  else _other_driver(Path(user), key))
     named, devices = [], []
     for path in files:
         try:

@@ -7,10 +7,16 @@ split stage), and the winner chosen, never one found wrong or slower than what g
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
 
 from . import db, kernels, pool, timing
 from .pool import ask as _ask
 from .tunelog import Result
+
+if TYPE_CHECKING:          # for the annotations only: tune imports this module
+    import pyopencl as cl
+
+    from .tune import _Sweep
 
 # the split stage takes the fewest slices within this factor of the fastest pair: a tie
 # won by more slices carries badly to shapes near it (H200, 2026-12-02: 4 slices tied with
@@ -19,8 +25,8 @@ SPLIT_MARGIN = 1.02
 REFILLS = 3   # rounds of finalists, each the next best five where all of the last were left out
 
 
-def finish(sweep, workers: pool.Pool, dev, kern: kernels.Kernel, shape: tuple[int, int, int],
-           counts: dict, refs: dict, timeout: float) -> Result:
+def finish(sweep: _Sweep, workers: pool.Pool, dev: cl.Device, kern: kernels.Kernel,
+           shape: tuple[int, int, int], counts: dict, refs: dict, timeout: float) -> Result:
     """The finalists checked and re-measured (with the references), the split stage, the
     winner: the Result of the tune whose search `sweep` (tune._Sweep) ran. Only what this
     build checked can be recorded: a record resumed from a log was checked, if at all, by

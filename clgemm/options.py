@@ -73,19 +73,19 @@ def param_pairs(ctx, param, values) -> dict[str, str]:
     return out
 
 
+# the most digits a number given may have (leading zeros aside): none larger means
+# anything here, and int() refuses more than 4300 with a traceback
+DIGITS_MAX = 18
+
+
 def split_k_value(ctx, param, value: str) -> int | str:
     if value == "auto":
         return value
-    if not digits(value) or int(value[:DIGITS_MAX + 1]) < 1:
+    if not digits(value) or not value.strip("0"):
         raise click.BadParameter(f"must be auto or an integer >= 1, not {value!r}")
-    if len(value) > DIGITS_MAX:
+    if len(value.lstrip("0")) > DIGITS_MAX:
         raise click.BadParameter(f"{value[:20]}... is too large")
     return int(value)
-
-
-# the most digits a number given may have: none larger means anything here, and int()
-# refuses more than 4300 with a traceback
-DIGITS_MAX = 18
 
 
 def scalar_value(ctx, param, value: float) -> float:
@@ -137,7 +137,7 @@ def parse_ints(text: str, what: str) -> list[int]:
         lo, dash, hi = part.strip().partition("-")
         if not (digits(lo) and (not dash or digits(hi))):
             raise click.BadParameter(f"{part!r} is not a number or a range like 1-7", param_hint=what)
-        if max(len(lo), len(hi)) > DIGITS_MAX:
+        if max(len(lo.lstrip("0")), len(hi.lstrip("0"))) > DIGITS_MAX:
             raise click.BadParameter(f"{part.strip()[:20]}... is too large", param_hint=what)
         first, last = int(lo), int(hi) if dash else int(lo)
         if first < 1:

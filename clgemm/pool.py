@@ -39,6 +39,7 @@ POLL_S = 0.5          # how often a waiting worker checks that its parent is ali
 STOP_GRACE_S = 3.0    # how long stopping workers may take before they are killed
 _BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _PR_SET_PDEATHSIG = 1
+MAX_WORKERS = 1024    # compiling processes a tune may start (each holds its own operands)
 # what one worker costs besides its operands: its OpenCL context and the modules it
 # imports (about 290 MB resident on pocl, 2026-12-03)
 WORKER_BASE_BYTES = 320 << 20
@@ -446,7 +447,7 @@ def default_workers(dev: cl.Device, m: int, n: int, k: int) -> int:
     and it is bound by the CPU: on the H200 host, 8 workers of 16 cores gave 4.9
     evaluations/s with compiles of 0.8 s (median), 2026-12-03."""
     most = most_workers(dev, m, n, k)
-    return max(1, min(cores(), cores() if most is None else most[0]))
+    return max(1, min(cores(), MAX_WORKERS, cores() if most is None else most[0]))
 
 
 def most_workers(dev: cl.Device, m: int, n: int, k: int) -> tuple[int, str] | None:
@@ -470,9 +471,6 @@ def most_workers(dev: cl.Device, m: int, n: int, k: int) -> tuple[int, str] | No
     return min(bounds) if bounds else None
 
 
-MAX_WORKERS = 1024    # compiling processes a tune may start (each holds its own operands)
-
-
 def check_fits(dev: cl.Device, kernel: str, m: int, n: int, k: int, nworkers: int) -> None:
     """Refuse, before any worker starts, a shape whose operands cannot be made, which would
     otherwise fail every configuration alike: each worker makes its own A, B and C, on the
@@ -480,6 +478,7 @@ def check_fits(dev: cl.Device, kernel: str, m: int, n: int, k: int, nworkers: in
     matrix-vector kernel is tuned only at a shape of its form (matvec.check_form)."""
     if kernel in kernels.MATVEC:
         matvec.check_form(kernel, m, n)
+    operands.check_depth(k)
     if not 1 <= nworkers <= MAX_WORKERS:     # before a list of that many shapes is made
         raise ValueError(f"{nworkers} workers: give 1 to {MAX_WORKERS}")
     try:

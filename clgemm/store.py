@@ -115,20 +115,29 @@ def copy_aside(path: Path, tag: str = "") -> Path:
     it stays where it was until a new file is renamed over it: moved first, a failed write
     of the new one (a full disk) left no file at `path`. A hard link where the file
     system allows one, else a copy."""
+    link = True
     while True:
         new = _aside(path, tag)
         try:
-            os.link(path, new)
+            if link:
+                os.link(path, new)
+                return new
+            with open(path, "rb") as src, open(new, "xb") as dst:
+                try:
+                    shutil.copyfileobj(src, dst)
+                    dst.flush()
+                    os.fsync(dst.fileno())
+                except BaseException:     # a full disk: no partial copy left behind
+                    dst.close()
+                    os.unlink(new)
+                    raise
             return new
         except FileExistsError:        # taken meanwhile: the next name
             continue
         except OSError:
-            break
-    with open(path, "rb") as src, open(new, "xb") as dst:
-        shutil.copyfileobj(src, dst)
-        dst.flush()
-        os.fsync(dst.fileno())
-    return new
+            if not link:
+                raise
+            link = False               # no hard links here: a copy
 
 
 def _aside(path: Path, tag: str) -> Path:

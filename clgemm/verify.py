@@ -37,6 +37,9 @@ def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
     return float(num / den) if den > 0 else float(num)
 
 
+ALLOWED_COLUMNS = 1024   # B's columns squared at once by `allowed`
+
+
 def allowed(k: int, a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: float = 0.0,
             c: np.ndarray | None = None) -> np.ndarray:
     """Each element's allowed error for out = alpha a @ b + beta c: tolerance(k) times the
@@ -45,9 +48,15 @@ def allowed(k: int, a: np.ndarray, b: np.ndarray, alpha: float = 1.0, beta: floa
     for a sum in order), while the sum of the terms' magnitudes, the scale used before,
     grows k times faster, so that with k = 10^6 an output missing its last 1000 terms
     passed (2026-12-05). One missing or wrong term is about 1/sqrt(k) of that root, far
-    above tolerance(k). A check of several outputs computes it once (Evaluator)."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    scale = abs(alpha) * np.sqrt((a64 * a64) @ (b64 * b64))
+    above tolerance(k). A check of several outputs computes it once (Evaluator); B's squares
+    are taken a block of columns at a time, so that it holds no float64 copy of B (512 MB
+    at 8192 x 8192, in each of the tuner's workers)."""
+    a2 = np.square(a, dtype=np.float64)
+    scale = np.empty((a.shape[0], b.shape[1]))
+    for j in range(0, b.shape[1], ALLOWED_COLUMNS):
+        scale[:, j:j + ALLOWED_COLUMNS] = a2 @ np.square(b[:, j:j + ALLOWED_COLUMNS],
+                                                         dtype=np.float64)
+    scale = abs(alpha) * np.sqrt(scale)
     if beta != 0.0 and c is not None:
         scale = scale + abs(beta) * np.abs(c.astype(np.float64))
     return tolerance(k) * scale

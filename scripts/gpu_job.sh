@@ -172,20 +172,24 @@ case "$job" in
     # targets (default: every tests/test_*.py); the others go to pytest as options.
     targets=() opts=()
     for arg in "$@"; do
-      case "$arg" in *.py|*::*) targets+=("$arg") ;; *) opts+=("$arg") ;; esac
+      if [ -d "$arg" ]; then targets+=("${arg%/}"/test_*.py)       # a folder: its files
+      else case "$arg" in *.py|*::*) targets+=("$arg") ;; *) opts+=("$arg") ;; esac; fi
     done
     [ ${#targets[@]} -gt 0 ] || targets=(tests/test_*.py)
     : > "$OUT/pytest.txt"; : > "$OUT/tests-summary.txt"
+    worst=0
     for target in "${targets[@]}"; do
       log=$(mktemp) rc=0
       timeout -k 10 "${TEST_FILE_LIMIT:-300}" python3 -m pytest -q -rs \
         -o faulthandler_timeout="${TEST_STALL:-120}" ${opts[@]+"${opts[@]}"} "$target" \
         > "$log" 2>&1 || rc=$?
       { echo "=== $target"; cat "$log"; } >> "$OUT/pytest.txt"
-      last=$(grep -E "passed|failed|error|no tests ran" "$log" | tail -1 || true); rm -f "$log"
+      last=$(grep -E "passed|failed|error|no tests ran|deselected" "$log" | tail -1 || true); rm -f "$log"
       if [ $rc = 124 ] || [ $rc = 137 ]; then last="stopped after ${TEST_FILE_LIMIT:-300} s"; fi
       echo "$target: exit $rc, $last" | tee -a "$OUT/tests-summary.txt"
+      [ $rc = 0 ] || worst=$rc
     done
+    [ $worst = 0 ] || { echo "note: some test files failed or stopped (exit $worst)"; exit_status=$worst; }
     ;;
   tune-rate)
     need $# 2
@@ -216,3 +220,4 @@ case "$job" in
     ;;
 esac
 echo "done: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee -a "$OUT/job.txt"
+exit "${exit_status:-0}"

@@ -279,3 +279,37 @@ def test_results_name_the_commit_of_their_code(tmp_path, monkeypatch):
     assert store.commit(tmp_path) == head + "+changes"
     (tmp_path / "sub").mkdir()                        # a folder inside another checkout
     assert store.commit(tmp_path / "sub") == "unknown"
+
+
+def test_an_error_in_a_contenders_check_is_a_failure_not_a_skip(monkeypatch, tmp_path):
+    """Only a refusal as planned (a kernel this device cannot run, a matrix-vector kernel
+    named where its form is not) skips a contender; any other ValueError, a bug in the
+    check say, fails its row and the command (it was turned into a skip, exit status 0)."""
+    def broken(self, rows_out):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(contenders.Problem, "check", broken)
+    r = CliRunner().invoke(main, ["bench", "--kernels", "2", "--sizes", "8", "--against", "none",
+                                  "--repeat", "1", "--out", str(tmp_path)])
+    assert r.exit_code == 1 and "clgemm-2: FAILED (ValueError: operands could not" in r.output
+
+
+def test_two_benches_of_a_day_take_names_of_their_own(queue, tmp_path):
+    """The name is taken when a bench starts, not when it first writes: two started the
+    same day, each before the other had measured a shape, chose one name and wrote over
+    each other's results."""
+    first = benchmod.Results(queue, tmp_path, "clgemm bench (first)")
+    second = benchmod.Results(queue, tmp_path, "clgemm bench (second)")
+    assert first.stem != second.stem
+    first.write([{"m": 1, "n": 1, "k": 1, "contender": "clgemm", "status": "ok"}])
+    second.write([])
+    assert json.loads(first.stem.with_suffix(".json").read_text())["command"] == "clgemm bench (first)"
+    assert json.loads(second.stem.with_suffix(".json").read_text())["rows"] == []
+
+
+def test_a_refused_bench_leaves_no_file(tmp_path):
+    """A bench refused before it measures (a shape too large) gives its reserved name back."""
+    r = CliRunner().invoke(main, ["bench", "--sizes", "64,100000", "--against", "none",
+                                  "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "32-bit integers" in r.output
+    assert list(tmp_path.glob("*/bench-*")) == []

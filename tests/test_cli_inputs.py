@@ -80,6 +80,7 @@ def test_a_recorded_shape_too_large_to_tune_is_left_out_and_the_others_are_tuned
     (["bench", "--against", "none", "--sizes", "16", "--kernels", "9" * 5000],
      ["too large", "--kernels"]),
     (["run", "--size", "16", "--split-k", "9" * 5000], ["too large"]),
+    (["run", "--size", "16", "--split-k", "0" * 30], [">= 1"]),
     (["bench", "--sizes", "16", "--against", ","], ["--against", "give peers"]),
     (["bench", "--sizes", "16", "--against", "none,clblast"], ["--against", "give peers"]),
     (["bench", "--sizes", "16", "--against", "none", "--clblast-params", "{p}"],
@@ -88,7 +89,7 @@ def test_a_recorded_shape_too_large_to_tune_is_left_out_and_the_others_are_tuned
      ["--clblast-params", "add clblast to --against"]),
     (["tune", "--shapes", "16x16x16", "--size", "64"], ["--size", "leave them out"]),
     (["tune", "--recorded", "--size", "64"], ["--size", "leave them out"]),
-], ids=["sizes-digits", "kernels-digits", "split-digits", "against-comma", "against-none-and",
+], ids=["sizes-digits", "kernels-digits", "split-digits", "split-zeros", "against-comma", "against-none-and",
         "params-without-clblast", "params-with-cublas", "size-and-shapes", "size-and-recorded"])
 def test_options_that_cannot_mean_anything_are_refused(monkeypatch, home, tmp_path, args, words):
     """Numbers of thousands of digits ended in int()'s traceback; --clblast-params without
@@ -187,3 +188,11 @@ def test_a_warning_about_the_users_files_is_one_line(queue, home, tmp_path):
     lines = [x for x in p.stderr.splitlines() if "tuning database ignored" in x]
     assert lines and all(x.startswith(f"warning: {path}: tuning database ignored") for x in lines)
     assert "warnings.warn" not in p.stderr and "DataWarning" not in p.stderr
+
+
+def test_leading_zeros_do_not_make_a_number_large(queue, home):
+    """--split-k 0...016 is 16: it was refused as below 1 (only its first 19 characters
+    were read)."""
+    r = invoke("run", "--kernel", "5", "--size", "64", "--repeat", "1", "--split-k", "0" * 22 + "2")
+    assert r.exit_code == 0, r.output
+

@@ -49,7 +49,7 @@ def user_db(queue, text: str) -> Path:
     '{"schema": 1, "device": "x", "entries": {"2": ["8x8x8"]}}',
     "[" * 100000,
 ], ids=["trailing-comma", "newer-schema", "list", "kernel-not-object", "nested-too-deep"])
-def test_unusable_database_is_moved_aside_not_lost(queue, text, monkeypatch):
+def test_unusable_database_is_copied_aside_not_lost(queue, text, monkeypatch):
     one_second(monkeypatch)
     path = user_db(queue, text)
     with pytest.warns(db.DataWarning) as w:
@@ -62,7 +62,7 @@ def test_unusable_database_is_moved_aside_not_lost(queue, text, monkeypatch):
         "2": {"64x64x64": {"params": {"TS": 8}, "gflops": 10.0}}}
 
 
-def test_moving_aside_never_overwrites(queue, monkeypatch):
+def test_copying_aside_never_overwrites(queue, monkeypatch):
     one_second(monkeypatch)
     path = user_db(queue, "{broken")
     taken = path.with_name(f"{path.stem}.unreadable-{STAMP}.json")
@@ -522,3 +522,24 @@ def test_a_linked_database_whose_target_cannot_be_written_is_refused_before_tuni
     path.symlink_to(blocker / "db.json")
     with pytest.raises(ValueError, match=re.escape(str(blocker))):
         db.check_writable(queue.device)
+
+
+def test_a_copy_aside_that_fails_leaves_no_partial_file(tmp_path, monkeypatch):
+    """Where the file system takes no hard link, the unusable database is copied aside; a
+    copy that fails (a full disk) leaves no half-written copy, and the file stays."""
+    path = tmp_path / "db.json"
+    path.write_text("{broken" * 1000)
+
+    def no_link(*a, **kw):
+        raise OSError(1, "Operation not permitted")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "link", no_link)
+    copied = store.copy_aside(path, "unreadable-")
+    assert copied.read_text() == path.read_text()
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError):
+        store.copy_aside(path, "unreadable-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, copied.name])

@@ -219,6 +219,30 @@ def test_a_product_deeper_than_the_kernels_count_is_refused(queue, kernel, monke
     assert clgemm.Plan(queue, 1, 1, 2**30 - 1, kernel=kernel).shape == (1, 1, 2**30 - 1)
 
 
+def test_the_depth_limit_guards_every_launch_and_the_tuner(queue, rng, monkeypatch):
+    """Past Plan, the launch of a GemmPlan (run, the tuner's workers) and the matrix-vector
+    layout each check the depth they launch, and a tune refuses a product too deep before
+    any worker starts."""
+    from clgemm import matvec, operands, pool
+    from clgemm.launch import facts
+    seen = []
+    real = operands.check_depth
+    monkeypatch.setattr(operands, "check_depth", lambda k: seen.append(k) or real(k))
+    plan = GemmPlan(queue, "5", P5)
+    al = plan.align
+    am, bm = operands.raw(queue, rand(rng, 5, 37), al), operands.raw(queue, rand(rng, 37, 3), al)
+    cm = operands.empty(queue, 5, 3, operands.rounded(3, al))
+    seen.clear()
+    plan.bind(am, bm, cm)
+    assert seen == [37]
+    v, x = cla.to_device(queue, rand(rng, 1, 37)), cla.to_device(queue, rand(rng, 37, 3))
+    seen.clear()
+    matvec.prepare(queue, v, x, cla.empty(queue, (1, 3), np.float32), 1.0, 0.0, facts(queue.device))
+    assert seen == [37]
+    with pytest.raises(ValueError, match=r"k must be below 2\^30"):
+        pool.check_fits(queue.device, "5", 1, 1, 2**30, 1)
+
+
 def test_a_plan_for_a_shape_refuses_an_empty_or_malformed_one(queue, tmp_path, monkeypatch):
     """GemmPlan(shape=...) looks the shape up in the tuning database: a zero there raised a
     ZeroDivisionError from inside the lookup; now the error names the shape."""

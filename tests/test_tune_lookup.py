@@ -211,8 +211,9 @@ def test_the_users_tunes_under_an_older_driver_count_until_this_one_is_tuned(que
 
     def users(drv, ts, age):
         f = folder / f"{store.slug(f'{name} | {drv}')}.json"
-        f.write_text(json.dumps({"schema": 1, "device": f"{name} | {drv}", "entries": {
-            "2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0}}}}))
+        f.write_text(json.dumps({"schema": 1, "device": f"{name} | {drv}",
+                                 "thresholds": {"tile_waste": 1.0 + ts / 100}, "entries": {
+                                     "2": {"100x100x100": {"params": {"TS": ts}, "gflops": 3.0}}}}))
         os.utime(f, (time.time() - age, time.time() - age))
     users("0.0-oldest", 4, 7200)
     users("0.1-older", 16, 3600)
@@ -221,6 +222,7 @@ def test_the_users_tunes_under_an_older_driver_count_until_this_one_is_tuned(que
             "2": {"100x100x100": {"params": {"TS": 32}, "gflops": 3.0}}}}))
     plan = GemmPlan(queue, "2", shape=(90, 90, 90))
     assert (plan.source, plan.params) == ("tuned", {"TS": 16})
+    assert db.thresholds(dev)["tile_waste"] == 1.16          # its thresholds as well
     db.record_best(dev, "2", 50, 50, 50, {"TS": 32}, 5.0)
     assert GemmPlan(queue, "2", shape=(90, 90, 90)).params == {"TS": 32}
 
