@@ -166,8 +166,8 @@ def test_results_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     (["--against", "mkl"], "unknown peer"),
     (["--sizes", "64,100000"], "32-bit integers"),
 ])
-def test_bench_cli_errors(args, words):
-    r = CliRunner().invoke(main, ["bench", *args])
+def test_bench_cli_errors(args, words, tmp_path):
+    r = CliRunner().invoke(main, ["bench", *args, "--out", str(tmp_path)])
     assert r.exit_code != 0 and words in r.output and "Traceback" not in r.output
 
 

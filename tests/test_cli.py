@@ -132,10 +132,11 @@ def test_run_json_is_strict_when_the_check_fails(monkeypatch):
 
 
 @pytest.mark.parametrize("cmd", [["run", "--kernel", "2"], ["transpose"], ["bench", "--against", "none"]])
-def test_harness_checks_host_memory_first(monkeypatch, cmd):
+def test_harness_checks_host_memory_first(monkeypatch, cmd, tmp_path):
     """Matrices the host cannot hold beside their float64 makings are refused before any is
     made (on a CPU device its buffers are host memory too), not left to the OOM killer."""
     from clgemm import operands, verify
+    monkeypatch.chdir(tmp_path)          # bench's default results folder
     monkeypatch.setattr(operands, "_host_available", lambda: 64 * 64 * 4 * 3)
     monkeypatch.setattr(verify, "random_matrix", lambda *a: pytest.fail("made a matrix"))
     r = invoke(*cmd, "--size" if cmd[0] != "bench" else "--sizes", "64")
