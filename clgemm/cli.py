@@ -431,6 +431,7 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     except KeyboardInterrupt:
         if results.paths:
             console.print(f"interrupted: the shapes measured so far are in {results.paths[0]}")
+        results.discard()           # where nothing was measured
         raise
     table = Table(title="SGEMM whole calls (host wall-clock to synchronisation, median); "
                         "device spans beside")

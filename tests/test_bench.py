@@ -313,3 +313,12 @@ def test_a_refused_bench_leaves_no_file(tmp_path):
                                   "--out", str(tmp_path)])
     assert r.exit_code == 2 and "32-bit integers" in r.output
     assert list(tmp_path.glob("*/bench-*")) == []
+
+
+def test_a_bench_interrupted_before_its_first_shape_leaves_no_file(monkeypatch, tmp_path):
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(benchmod, "bench", interrupted)
+    r = CliRunner().invoke(main, ["bench", "--sizes", "8", "--against", "none",
+                                  "--out", str(tmp_path)])
+    assert r.exit_code == 130 and list(tmp_path.glob("*/bench-*")) == []
