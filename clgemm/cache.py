@@ -150,9 +150,12 @@ def hold_elsewhere(ev: cl.Event, queue: cl.CommandQueue, arrays) -> None:
     such an Array's block went back to its own queue's pool, which handed it to that
     queue's next result while the work here had yet to run: the late kernel overwrote that
     result, or read it as its operand (pocl, 2026-12-05). A block of the call queue's own
-    pool needs no keeping: only later work of that queue is handed it."""
-    kept = tuple(x for x in arrays
-                 if x is not None and x.allocator is not None and x.queue is not queue)
+    pool needs no keeping: only later work of that queue is handed it. The pool's queue is
+    the one that counts, not the Array's (`.with_queue()` gives a block of queue A's pool
+    to queue B: taken for A's, it went back to A's pool unkept); for an allocator of the
+    caller's own, the Array's."""
+    kept = tuple(x for x in arrays if x is not None and x.allocator is not None
+                 and getattr(x.allocator, "_queue", x.queue) is not queue)
     if kept:
         hold(ev, kept)
 

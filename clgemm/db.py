@@ -6,10 +6,12 @@ written atomically: clgemm.store)."""
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -135,13 +137,14 @@ def version(dev: cl.Device) -> tuple:
     if seen is None or now - seen[0] >= RESTAT_S:
         st = stamp(dev)
         # the stamp as a small int: a key holding its paths would hash them on every call
-        seen = _seen[dev.int_ptr] = (now, _tokens.setdefault(st, len(_tokens)))
+        seen = _seen[dev.int_ptr] = (now, _tokens.setdefault(st, next(_numbers)))
     return seen[1], _written, _unread
 
 
 RESTAT_S = 1.0
 _seen: dict[int, tuple[float, int]] = {}
 _tokens: dict[tuple, int] = {}   # each stamp seen, numbered
+_numbers = itertools.count()     # (len(_tokens) gave two threads' stamps one number)
 
 
 def watch(dev: cl.Device) -> None:
@@ -164,13 +167,20 @@ def generation() -> int:
 
 
 def _restat() -> None:
-    now = tuple(version(dev) for dev in _watched.values())
-    if now != _generation[1]:
-        _generation[:] = [_generation[0] + 1, now]
-    _restat_at[0] = time.monotonic() + RESTAT_S
+    """generation()'s look at the files, one thread at a time (two at once could give two
+    states one number). The next look is set first: a write of this process that lands
+    meanwhile sets it to now again (record_best), where set last it pushed that write's
+    effect back a second. The watched devices are copied first: another thread's first
+    gemm() on a device adds one."""
+    with _restat_lock:
+        _restat_at[0] = time.monotonic() + RESTAT_S
+        now = tuple(version(dev) for dev in list(_watched.values()))
+        if now != _generation[1]:
+            _generation[:] = [_generation[0] + 1, now]
 
 
 _watched: dict[int, cl.Device] = {}
+_restat_lock = threading.Lock()
 _generation: list = [0, ()]        # the number, and the versions it stands for
 _restat_at = [0.0]                 # when generation() next looks at the files
 

@@ -138,17 +138,21 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     if 0 in (m, n, k):
         _check_options(kernel, params, transposed_by, split_k, allocator, guard)
         return degenerate.result(queue, a, b, c, beta, m, n, allocator, gemm)
+    # the key (with the database's generation) is taken before the plan is made: a tune
+    # recorded while it was made would otherwise keep a plan of the old entries under the
+    # new generation, for good
+    db.watch(queue.device)
+    try:
+        key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
+                   allocator, guard)
+    except (AttributeError, TypeError):   # unhashable parameters or allocator: not kept
+        key = None                          # (and what is no mapping, Plan refuses)
     with _planning:
         plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,
                     params=params, transposed_by=transposed_by, split_k=split_k,
                     allocator=allocator, guard=guard)
     _stats["misses"] += 1
-    db.watch(queue.device)
-    try:
-        key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
-                   allocator, guard)
-    except TypeError:         # unhashable parameters or allocator: not kept
-        return plan(a, b, c, alpha=alpha, beta=beta)
     result = plan(a, b, c, alpha=alpha, beta=beta)
-    cache.keep(key, plan)
+    if key is not None:
+        cache.keep(key, plan)
     return result

@@ -328,9 +328,10 @@ class Plan:
         # cache.hold_elsewhere's test, written out: the common call (every Array of this
         # queue, or of no pool) pays two attribute reads an operand, no call
         q = self.queue
-        foreign = (a.queue is not q and a.allocator is not None
-                   or b.queue is not q and b.allocator is not None
-                   or c is not None and c.queue is not q and c.allocator is not None)
+        foreign = (a.allocator is not None and getattr(a.allocator, "_queue", a.queue) is not q
+                   or b.allocator is not None and getattr(b.allocator, "_queue", b.queue) is not q
+                   or c is not None and c.allocator is not None
+                   and getattr(c.allocator, "_queue", c.queue) is not q)
         if foreign:
             cache.hold_elsewhere(ev, q, (a, b, c))
         if c is not None:

@@ -1,5 +1,6 @@
 """The fast path of repeated calls: gemm()'s plan cache, clgemm.Plan, and the memory pool."""
 
+import sys
 import time
 import types
 
@@ -139,6 +140,29 @@ def test_what_leaves_the_express_lane(queue, rng, full_path, change):
         again = clgemm.gemm(queue, a, b, c, **kwargs)
     assert verify.rel_error(again.get(), ref) <= verify.tolerance(k)
     assert (len(full_path) == before) == (change not in ("c", "option"))
+
+
+def test_a_tune_recorded_while_a_plan_is_made_is_seen_by_the_next_call(queue, rng, monkeypatch):
+    """A tune's entry lands (another thread, in this process) while gemm() makes the plan
+    for that shape: the plan, made from the old entries, was kept under the database's new
+    generation, and every later call took it. The next call plans again, from the new."""
+    gemm_mod = sys.modules["clgemm.gemm"]        # (clgemm.gemm is the function)
+    old, new = dict(P5, TSN=64, WPTN=8), dict(P5, TSN=32, WPTN=4)
+    db.record_best(queue.device, "5", 64, 64, 64, old, 100.0)
+
+    class TunedMeanwhile(clgemm.Plan):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            db.record_best(queue.device, "5", 64, 64, 64, new, 200.0)
+
+    a, b = cla.to_device(queue, rand(rng, 64, 64)), cla.to_device(queue, rand(rng, 64, 64))
+    with monkeypatch.context() as m:
+        m.setattr(gemm_mod, "Plan", TunedMeanwhile)
+        clgemm.gemm(queue, a, b)
+    misses = clgemm.cache_info()["misses"]
+    clgemm.gemm(queue, a, b)
+    assert clgemm.cache_info()["misses"] == misses + 1
+    assert clgemm.Plan(queue, 64, 64, 64).describe()["params"]["TSN"] == 32
 
 
 @pytest.mark.parametrize("change", ["shape", "trans", "kernel", "params", "split_k", "database"])
@@ -666,3 +690,43 @@ def test_calls_rotating_over_five_queues_keep_their_pools(queue, rng):
     pool = clgemm.memory_pool(qs[0])
     pool.free_held()
     assert pool.held_blocks == 0 and pool.managed_bytes == pool.active_bytes
+
+
+def test_the_databases_look_survives_a_device_watched_meanwhile(queue, monkeypatch):
+    """Another thread's first gemm() on a device adds it to the watched ones while
+    generation() looks at their files: the look iterated the live table (RuntimeError:
+    dictionary changed size during iteration, out of gemm())."""
+    real = db.version
+
+    def meanwhile(dev):
+        db._watched.setdefault(-1, queue.device)     # a device watched from now on
+        return real(dev)
+
+    db.watch(queue.device)
+    monkeypatch.setattr(db, "version", meanwhile)
+    monkeypatch.setattr(db, "_restat_at", [0.0])
+    try:
+        db.generation()
+    finally:
+        db._watched.pop(-1, None)
+
+
+def test_a_write_landing_during_the_databases_look_is_seen_at_once(queue, monkeypatch):
+    """This process's tune writes while generation() looks at the files (another thread):
+    the look set its next time after the write had asked for one at once, and the write
+    went unseen for a second."""
+    real = db.version
+    wrote = []
+
+    def meanwhile(dev):
+        seen = real(dev)
+        if not wrote:
+            wrote.append(db.record_best(queue.device, "2", 16, 16, 16, {"TS": 4}, 1.0))
+        return seen
+
+    db.watch(queue.device)
+    monkeypatch.setattr(db, "_restat_at", [0.0])
+    with monkeypatch.context() as m:
+        m.setattr(db, "version", meanwhile)
+        before = db.generation()
+    assert db.generation() != before
