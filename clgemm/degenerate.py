@@ -35,9 +35,10 @@ def result(queue: cl.CommandQueue, a, b, c, beta: float, m: int, n: int, allocat
         elif c.size:
             if c.offset or not c.flags.forc:
                 # a block of a larger matrix, which pyopencl's fill and *= do not take: the
-                # k = 1 product of zeros leaves the same beta * C (never reading c at beta 0)
+                # k = 1 product of zeros leaves the same beta * C (never reading c at beta
+                # 0); alpha 1, since a product at alpha 0 comes back here
                 zeros = [cla.zeros(queue, shape, F32, allocator=alloc) for shape in ((m, 1), (1, n))]
-                return product(queue, *zeros, c, alpha=0.0, beta=beta, allocator=allocator)
+                return product(queue, *zeros, c, alpha=1.0, beta=beta, allocator=allocator)
             _scale(queue, c, beta)
             if c.events:
                 cache.hold_elsewhere(c.events[-1], queue, (c,))

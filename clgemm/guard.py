@@ -1,5 +1,5 @@
 """The guarded launch of a kernel whose products differ from float's on some inputs
-(kernels 7 and 8: Inf, NaN, magnitudes below 2^-51 or from 2^63; kernels/scan_special.cl
+(kernels 7 and 8: Inf, NaN, magnitudes below 2^-51 or from 2^60; kernels/scan_special.cl
 derives the bounds), without a host read: a scan of the operands, the kernel, and a
 fallback FMA kernel, every call. The scan stores the call's epoch into a flag when it
 finds such a value; the fallback then computes the product, else it returns at once.
@@ -23,7 +23,7 @@ from . import build, kernels, operands
 from .operands import Matrix
 
 SMALL_EXP = -51     # nonzero |x| < 2^SMALL_EXP is flagged
-BIG_EXP = 63        # |x| >= 2^BIG_EXP (and Inf, NaN) is flagged
+BIG_EXP = 60        # |x| >= 2^BIG_EXP (and Inf, NaN) is flagged (scan_special.cl says why)
 FALLBACK = "5"      # the FMA kernel that computes a flagged product (GUARD=2 in its build)
 SCAN_LOCAL = 256    # work-items per group of the scan
 # A product less deep than this runs kernel 5 (routed): summed by the MMA's truncating

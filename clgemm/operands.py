@@ -17,6 +17,7 @@ from . import build, events
 
 F32 = np.dtype(np.float32)
 F32_MAX = float(np.finfo(np.float32).max)
+F32_ZERO = 2.0 ** -150    # a nonzero alpha or beta this small or smaller is 0 in float32
 MAX_ELEMENTS = 2**31 - 1     # kernels index with 32-bit ints
 # the depth k a product may have: the kernels' 32-bit counters along k (tile starts, a
 # slice's rows, matvec.cl's SLICE and STREAM) step up to a tile or UNROLL spans past k
@@ -206,8 +207,9 @@ def _rows_meet(d, c1: int, c2: int, ld: int, r1: int, r2: int):
 
 def scalar(x: object, name: str) -> float:
     """alpha or beta as a float the kernels can take (they compute in float32)."""
-    if type(x) is float and -F32_MAX <= x <= F32_MAX:   # the common case, on every call
-        return x
+    if type(x) is float and (-F32_MAX <= x <= F32_MAX and not -F32_ZERO <= x <= F32_ZERO
+                             or x == 0.0):
+        return x                                         # the common case, on every call
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(x).__name__} {x!r}")
     try:
@@ -220,6 +222,9 @@ def scalar(x: object, name: str) -> float:
     if abs(v) > F32_MAX and (math.isfinite(v) or isinstance(x, numbers.Integral)):
         raise ValueError(f"{name}={shown} is beyond float32's range (the kernels compute in "
                          f"float32)")
+    if v and abs(v) <= F32_ZERO:    # (it was taken as 0 without a word)
+        raise ValueError(f"{name}={shown} is below float32's range: it is 0 in float32 (the "
+                         f"kernels compute in float32); give 0 if 0 is meant")
     return v
 
 

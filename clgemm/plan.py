@@ -22,12 +22,12 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import arrays, cache, events, heuristics, matvec, operands, record
+from . import arrays, cache, degenerate, events, heuristics, matvec, operands, record
 from . import guard as guards
 from .cache import memory_pool
 from .launch import GemmPlan, Workspace, check_split_k
 from .layout import Variant, prepare
-from .operands import F32, F32_MAX
+from .operands import F32, F32_MAX, F32_ZERO
 
 Allocator = Callable[[int], object]
 LAYOUTS_KEPT = 16     # layouts a plan keeps (orders, c or not, blocks' leading dimensions)
@@ -218,14 +218,32 @@ class Plan:
         # The hot path of every cached gemm(): each step here is host time before the
         # kernel is enqueued (about 8 us of a 1024^3 call's 84 on the H200, 2026-12-04), so
         # the common case is tested by identity first and by equality only if that fails.
-        if type(alpha) is not float or not -F32_MAX <= alpha <= F32_MAX:
+        if (type(alpha) is not float or not -F32_MAX <= alpha <= F32_MAX
+                or -F32_ZERO <= alpha <= F32_ZERO):
             alpha = operands.scalar(alpha, "alpha")
-        if type(beta) is not float or not -F32_MAX <= beta <= F32_MAX:
+            if alpha == 0.0:
+                return self._beta_c(a, b, c, beta)
+        if (type(beta) is not float or not -F32_MAX <= beta <= F32_MAX
+                or beta and -F32_ZERO <= beta <= F32_ZERO):
             beta = operands.scalar(beta, "beta")
         if (type(a) is cla.Array and type(b) is cla.Array
                 and (c is None or type(c) is cla.Array)):
             return self._device(a, b, c, alpha, beta)
         return self._host(a, b, c, alpha, beta)
+
+    def _beta_c(self, a, b, c, beta):
+        """alpha = 0: beta * C, as BLAS has it, A and B checked but never read (a NaN or an
+        Inf there gave NaNs, through alpha * their product)."""
+        beta = operands.scalar(beta, "beta")
+        self._check(a, b, c)
+        if isinstance(c, np.ndarray) and not c.flags.writeable:
+            raise ValueError("c is a read-only numpy array; the result is written into c")
+        m, n, _ = self.shape
+
+        def product(queue, x, y, c, alpha, beta, allocator):   # a block of a larger c
+            return Plan(queue, m, n, 1, allocator=allocator)(x, y, c, alpha=alpha, beta=beta)
+
+        return degenerate.result(self.queue, a, b, c, beta, m, n, self.allocator, product)
 
     def _device(self, a: cla.Array, b: cla.Array, c: cla.Array | None, alpha: float,
                 beta: float):

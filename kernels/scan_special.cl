@@ -11,10 +11,14 @@
 //   TF32 keeps fewer bits (a row of A scaled by 1e-36 lost 1.1e-5 on the H200, kernel 5
 //   5.6e-7) and whether the tensor cores keep subnormals is not measured. A bound on
 //   whole products, 2^-57 (a*b >= 2^-114), would leave l*h as low as 2^-137;
-// - |x| >= 2^BIG_EXP = 2^63. Below it |h| <= 2^63, so partial products stay <= 2^126 and
-//   one product's three sum below 2^127. A bound at 2^127 (h overflows from (2 - 2^-11) *
-//   2^127) would pass (2 - 2^-12) * 2^100 times 2^27, finite in float and Inf in kernel 7
-//   alone (ah = 2^101); at 2^64, a = b just below it would give ah*bh = 2^128 = Inf.
+// - |x| >= 2^BIG_EXP = 2^60. Below it |h| <= 2^60, so partial products stay <= 2^120, and
+//   the fresh sums the MMAs build before a float add folds them (3 partial products of
+//   up to 32 products: kernel 8's tile of k; kernel 7's FOLD, 16) stay <= 96 * 2^120 <
+//   2^127. At 2^63, where only one product's three were bounded, a row x, x, -x, -x, ...
+//   with x = 7e18 (2^62.6) times a column of x, exactly 0 and finite in kernel 5's chain,
+//   gave NaN in kernels 7 and 8 (Inf in a fresh sum; pocl's emulation, 2026-12-05). A
+//   bound at 2^127 (h overflows from (2 - 2^-11) * 2^127) would pass (2 - 2^-12) * 2^100
+//   times 2^27, finite in float and Inf in kernel 7 alone (ah = 2^101).
 // Unflagged, every product is float's to float's precision, and the sums differ from
 // kernel 5's only in the order of the additions, as any two kernels' do. Flagged, kernel
 // 5 computes the product (GUARD, common.cl). Zeros of either sign are never flagged. All

@@ -567,7 +567,9 @@ def test_run_json_says_what_was_run_and_measured():
 
 
 def test_run_refuses_an_alpha_below_floats_normal_range():
-    r = invoke("run", "--size", "16", "--alpha", "1e-50")
+    r = invoke("run", "--size", "16", "--alpha", "1e-50")      # 0 in float32: gemm() refuses it
+    assert r.exit_code == 2 and "alpha=1e-50 is below float32's range" in r.output, r.output
+    r = invoke("run", "--size", "16", "--alpha", "1e-40")      # subnormal: the run's check
     assert r.exit_code == 2 and "below float32's smallest normal number" in r.output, r.output
     r = invoke("run", "--size", "16", "--beta", "-1e-42")
     assert r.exit_code == 2 and "beta=-1e-42" in r.output, r.output

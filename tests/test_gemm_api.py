@@ -302,3 +302,50 @@ def test_the_exported_helpers_name_what_they_take(queue):
         with pytest.raises(TypeError, match="device_queue takes a pyopencl Device"):
             clgemm.device_queue(wrong)
     assert clgemm.memory_pool(queue) is clgemm.memory_pool(queue)
+
+
+@pytest.mark.parametrize("kernel", [None, "1", "5", "7"])
+@pytest.mark.parametrize("where", ["numpy", "device", "block"])
+def test_alpha_zero_is_beta_c_and_never_reads_a_or_b(queue, rng, kernel, where):
+    """alpha = 0 gives beta * C, as BLAS has it: A and B are checked but not read, so a NaN
+    or an Inf there cannot reach C (0 * NaN put NaNs into C through every kernel, and a
+    result without c held NaNs, not zeros); beta = 0 still never reads C."""
+    a, b = rand(rng, 4, 8), rand(rng, 8, 3)
+    a[1, 2], b[5, 0] = np.nan, np.inf
+    c0 = rand(rng, 4, 3)
+    if where == "numpy":
+        got = clgemm.gemm(queue, a, b, c0.copy(), alpha=0.0, beta=1.5, kernel=kernel)
+        zero = clgemm.gemm(queue, a, b, alpha=0.0, kernel=kernel)
+    else:
+        da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+        if where == "device":
+            dc = cla.to_device(queue, c0)
+        else:                          # c a block of a larger matrix
+            host = np.full((6, 5), 7.0, np.float32)
+            host[1:5, 1:4] = c0
+            big = cla.to_device(queue, host)
+            dc = big[1:5, 1:4]
+        res = clgemm.gemm(queue, da, db_, dc, alpha=0.0, beta=1.5, kernel=kernel)
+        got = big.get()[1:5, 1:4] if where == "block" else res.get()
+        zero = clgemm.gemm(queue, da, db_, alpha=0.0, kernel=kernel).get()
+        if where == "block":
+            outside = big.get()
+            outside[1:5, 1:4] = 7.0
+            assert (outside == 7.0).all()           # nothing outside the block written
+    assert np.array_equal(got, np.float32(1.5) * c0)
+    assert np.array_equal(zero, np.zeros((4, 3), np.float32))
+    nan_c = np.full((4, 3), np.nan, np.float32)
+    assert np.array_equal(clgemm.gemm(queue, a, b, nan_c, alpha=0.0, beta=0.0, kernel=kernel),
+                          np.zeros((4, 3), np.float32))
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_a_scalar_that_is_zero_in_float32_is_refused(queue, rng, name):
+    """alpha or beta below float32's range (1e-46) was taken as 0 without a word, as one
+    above it is refused; 0 itself, and the smallest float32, are taken."""
+    a, b = rand(rng, 4, 4), rand(rng, 4, 4)
+    c = rand(rng, 4, 4)
+    with pytest.raises(ValueError, match=f"{name}=1e-46 is below float32's range"):
+        clgemm.gemm(queue, a, b, c, **{name: 1e-46})
+    clgemm.gemm(queue, a, b, c, **{name: float(np.finfo(np.float32).smallest_subnormal)})
+    clgemm.gemm(queue, a, b, c, **{name: 0.0})

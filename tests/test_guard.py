@@ -1,6 +1,6 @@
 """Kernel 7's guard, also kernel 8's (clgemm/guard.py, kernels/scan_special.cl): gemm() and
 Plan with kernel 7 scan the operands on the device and hand a product with an Inf, a NaN or a nonzero
-magnitude outside [2^-51, 2^63) to kernel 5, so that the answers are float's; other
+magnitude outside [2^-51, 2^60) to kernel 5, so that the answers are float's; other
 products are kernel 7's, bit for bit. Shapes and kernel-7 parameters are small: its MMA is
 emulated on the CPU."""
 
@@ -231,7 +231,7 @@ def test_scan_finds_a_value_wherever_it_lies(queue, rng, shape, ld, at, operand)
 
 
 def test_scan_thresholds(queue):
-    """Flagged: Inf, NaN, subnormals, nonzero magnitudes below 2^-51 and from 2^63; not:
+    """Flagged: Inf, NaN, subnormals, nonzero magnitudes below 2^-51 and from 2^60; not:
     zeros of either sign and everything between, ends included."""
     small, big = F32(2.0**guard.SMALL_EXP), F32(2.0**guard.BIG_EXP)
     flagged = [np.inf, -np.inf, np.nan, F32(1e-45), -F32(1e-40), np.nextafter(small, F32(0)),
@@ -281,3 +281,25 @@ def test_guard_must_be_a_bool(queue, bad):
         clgemm.gemm(queue, a, a, kernel="7", guard=bad)
     with pytest.raises(TypeError, match="guard must be True or False"):
         clgemm.Plan(queue, 4, 4, 4, kernel="7", guard=bad)
+
+
+@pytest.mark.parametrize("key", ["7", "8"])
+def test_magnitudes_whose_mma_sums_overflow_run_kernel_5(queue, key):
+    """A row x, x, -x, -x, ... times a column of x, with x = 7e18: exactly 0, and finite in
+    kernel 5's chain, but the MMAs' fresh sums of up to 32 products of 2^125 overflow: with
+    the bound at 2^63 the guarded kernels gave NaN. From 2^60 such operands are flagged,
+    and kernel 5 answers; just below it, every sum of 64 products stays finite."""
+    k = 64
+    for x, flagged in ((F32(7e18), True), (np.nextafter(F32(2.0 ** guard.BIG_EXP), F32(0)), False)):
+        a = np.zeros((4, k), F32)
+        a[0] = np.tile(np.array([x, x, -x, -x], F32), k // 4)
+        a[1] = x                                   # no cancellation: 64 x^2, finite if < 2^128
+        b = np.full((k, 3), x, F32)
+        got = product(queue, a, b, kernel=key)
+        assert np.isfinite(got[0]).all(), (x, got)        # row 1 overflows in float at 7e18
+        if flagged:
+            assert np.array_equal(got, product(queue, a, b, kernel="5"))
+        else:
+            assert np.isfinite(got).all(), (x, got)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            assert np.allclose(got, ref, rtol=1e-5, atol=1e-6 * float(x) ** 2)

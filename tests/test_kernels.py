@@ -155,7 +155,7 @@ def test_tensor_core_products_over_a_wide_dynamic_range(queue, rng):
     5.3-5.5e-8 against kernel 5's 2.5-2.6e-8, the worst 3.8-4.7e-7 against 2.1-2.6e-7; on
     uniform data (spread 0) kernel 7 was below kernel 5. Both stay far inside the bound;
     kernel 7 is not at or below kernel 5 here (pytest -s prints the figures). Magnitudes
-    below 2^-51 or from 2^63 would send gemm()'s kernel 7 to kernel 5 (clgemm/guard.py):
+    below 2^-51 or from 2^60 would send gemm()'s kernel 7 to kernel 5 (clgemm/guard.py):
     kernel 7 is asked for alone. Kernel 8 rounds its remainders to TF32 instead; it is held
     to the same worst-case bound, its median to 5x kernel 5's (below)."""
     m, n, k = 48, 40, 96

@@ -90,14 +90,16 @@ def test_the_express_lane_takes_no_none_for_a_dead_operand(queue, rng):
             call()
 
 
-def test_alpha_minus_zero_after_zero_keeps_its_sign(queue):
-    """alpha = -0.0 after calls with 0.0 (equal as floats) gives -0.0 times the product, as
-    numpy does, on the lane and in a layout reused by the full path."""
+def test_alpha_zero_of_either_sign_gives_beta_c_between_lane_calls(queue):
+    """alpha = 0.0 or -0.0 (equal as floats) is beta * C, zeros without c, as BLAS has it
+    (C = beta * C, +0.0 at beta 0; numpy's -0.0 times the product kept its sign before
+    2026-12-05), between calls on the lane and the full path's reused layout."""
     x = np.ones((40, 40), np.float32)
     a, b = cla.to_device(queue, x), cla.to_device(queue, x)
-    for alpha in (0.0, 0.0, 0.0, -0.0, -0.0, 0.0):
+    for alpha in (1.0, 1.0, 0.0, 0.0, -0.0, 1.0, -0.0, 2.0):
         out = clgemm.gemm(queue, a, b, alpha=alpha).get()
-        assert np.array_equal(np.signbit(out), np.signbit(alpha * (x.astype(np.float64) @ x)))
+        want = alpha * (x.astype(np.float64) @ x) if alpha else np.zeros((40, 40))
+        assert np.array_equal(out, want) and not np.signbit(out).any()
 
 
 @pytest.mark.parametrize("change", ["b", "alpha", "beta", "c", "option", "database", "order",
