@@ -247,9 +247,9 @@ class Results:
             # the name is taken at once, by a file of no rows: a bench started meanwhile
             # would have chosen it too, and the two would have written over each other
             if not any(stem.with_suffix(s).exists() for s in (".json", ".csv", ".png")):
-                try:
-                    store.write_text_atomic(stem.with_suffix(".json"), self._doc([], False),
-                                            replace=False)
+                try:        # created exclusively (no hard link: not every file system has them)
+                    with open(stem.with_suffix(".json"), "x") as f:
+                        f.write(self._doc([], False))
                     break
                 except FileExistsError:
                     pass

@@ -113,6 +113,8 @@ def checked(allocator: Callable[[int], object], context: cl.Context) -> Callable
             raise ValueError("the allocator returned a buffer of another context than the "
                              "queue's")
         return buf
+    if hasattr(allocator, "_queue"):      # a pool of clgemm's: whose queue hold_elsewhere asks
+        allocate._queue = allocator._queue
     return allocate
 
 

@@ -428,8 +428,8 @@ def bench(kernel_list, sizes, shapes, against, clblast_params, repeat, device_sp
     except ValueError as e:
         results.discard()
         raise click.UsageError(str(e)) from None
-    except KeyboardInterrupt:
-        if results.paths:
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt) and results.paths:
             console.print(f"interrupted: the shapes measured so far are in {results.paths[0]}")
         results.discard()           # where nothing was measured
         raise

@@ -121,6 +121,7 @@ def _check_options(kernel, params, transposed_by, split_k, allocator, guard) -> 
 
 def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, transposed_by,
               split_k, allocator, guard):
+    given = (trans_a, trans_b)        # as the lookup before this keys them (1, np.True_)
     operands.check_queue(queue)
     operands.check(a, "a", queue, empty=True, views=True)
     operands.check(b, "b", queue, empty=True, views=True)
@@ -143,8 +144,9 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     # new generation, for good
     db.watch(queue.device)
     try:
-        key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
-                   allocator, guard)
+        key = _key(queue, a, b, *given, kernel, params, transposed_by, split_k, allocator,
+                   guard)
+        hash(key)
     except (AttributeError, TypeError):   # unhashable parameters or allocator: not kept
         key = None                          # (and what is no mapping, Plan refuses)
     with _planning:

@@ -315,10 +315,24 @@ def test_a_refused_bench_leaves_no_file(tmp_path):
     assert list(tmp_path.glob("*/bench-*")) == []
 
 
-def test_a_bench_interrupted_before_its_first_shape_leaves_no_file(monkeypatch, tmp_path):
-    def interrupted(*a, **kw):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(benchmod, "bench", interrupted)
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_a_bench_stopped_before_its_first_shape_leaves_no_file(monkeypatch, tmp_path, error):
+    def stopped(*a, **kw):
+        raise error("planted")
+    monkeypatch.setattr(benchmod, "bench", stopped)
     r = CliRunner().invoke(main, ["bench", "--sizes", "8", "--against", "none",
                                   "--out", str(tmp_path)])
-    assert r.exit_code == 130 and list(tmp_path.glob("*/bench-*")) == []
+    assert r.exit_code == (130 if error is KeyboardInterrupt else 1)
+    assert list(tmp_path.glob("*/bench-*")) == []
+
+
+def test_a_bench_needs_no_hard_links(queue, tmp_path, monkeypatch):
+    """The results' name is taken by creating the file exclusively: taken by a hard link,
+    every bench failed at its start on a file system without them (vfat, some network
+    shares)."""
+    def no_link(*a, **kw):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(os, "link", no_link)
+    first = benchmod.Results(queue, tmp_path, "clgemm bench")
+    second = benchmod.Results(queue, tmp_path, "clgemm bench")
+    assert first.stem != second.stem and first.write([]) and second.write([])

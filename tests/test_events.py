@@ -384,3 +384,28 @@ def test_a_result_dropped_before_its_kernel_ran_is_not_another_queues_result(que
     queue.finish()
     xy = verify.reference(x, y)
     assert close(before, xy, 64) and close(r2.get(), xy, 64)
+
+
+def test_a_result_made_with_another_queues_pool_as_allocator_is_kept(queue, rng):
+    """allocator=memory_pool(other): the result names this queue but its block is the other
+    queue's pool's. Used here by a kernel that waits, then dropped, it went back to that
+    pool, whose queue's next result took it before the kernel read it, where the result
+    came through the check that wraps a caller's allocator (alpha = 0's zeros), which
+    hid the pool's queue from hold_elsewhere."""
+    a0, b0, x, y, z = (rand(rng, 64, 64) for _ in range(5))
+    other = cl.CommandQueue(queue.context)
+    r = clgemm.gemm(queue, cla.to_device(queue, a0), cla.to_device(queue, b0), alpha=0.0,
+                    allocator=clgemm.memory_pool(other))
+    r_host = r.get()
+    dz = cla.to_device(queue, z)
+    gate = cl.UserEvent(queue.context)
+    dz.add_event(gate)
+    s = [clgemm.gemm(queue, r, dz) for _ in range(2)]
+    del r
+    r2 = clgemm.gemm(other, cla.to_device(other, x), cla.to_device(other, y))
+    other.finish()
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    queue.finish()
+    assert close(r2.get(), verify.reference(x, y), 64)
+    for product in s:
+        assert close(product.get(), verify.reference(r_host, z), 64)

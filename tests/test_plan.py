@@ -732,3 +732,30 @@ def test_a_write_landing_during_the_databases_look_is_seen_at_once(queue, monkey
         m.setattr(db, "version", meanwhile)
         before = db.generation()
     assert db.generation() != before
+
+
+@pytest.mark.parametrize("flag", [1, np.True_])
+def test_transposes_given_as_one_or_numpys_bool_take_the_cached_plan(queue, rng, flag):
+    """The plan was kept under the flags as bools but looked up as given: every call with
+    trans_a=1 (or numpy's True) made a plan of its own and pushed others out of the cache."""
+    a, b = cla.to_device(queue, rand(rng, 29, 37)), cla.to_device(queue, rand(rng, 29, 41))
+    clgemm.gemm(queue, a, b, trans_a=flag)
+    misses = clgemm.cache_info()["misses"]
+    for _ in range(3):
+        clgemm.gemm(queue, a, b, trans_a=flag)
+    assert clgemm.cache_info()["misses"] == misses
+
+
+def test_an_unhashable_allocator_is_not_kept_and_raises_nothing(queue, rng):
+    """An allocator that cannot be hashed made its key fail only when kept, after the
+    product had been written: a TypeError out of a call that had done its work."""
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, nbytes):
+            return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+
+    a, b = rand(rng, 9, 6), rand(rng, 6, 11)
+    got = clgemm.gemm(queue, cla.to_device(queue, a), cla.to_device(queue, b),
+                      allocator=Unhashable())
+    assert verify.passes(got.get(), verify.reference(a, b), 6, a, b)
