@@ -360,12 +360,19 @@ def test_a_pooled_array_of_another_queue_is_kept_until_the_kernel_ran(queue, rng
     else:       # r @ z on the other queue, twice (a repeated call's way, the express lane)
         s = [clgemm.gemm(other, r, dz) for _ in range(2)]
     del r
-    r2 = clgemm.gemm(queue, cla.to_device(queue, x), cla.to_device(queue, y))
-    queue.finish()
+    _reused_while_waiting(gate, other, queue, x, y, s, r_host, z)
+
+
+def _reused_while_waiting(gate, waiting, reuse, x, y, products, r_host, z):
+    """With the dropped result's readers (`products`, or a write into it) waiting on
+    `waiting` for `gate`, `reuse`'s next result (x @ y) runs and may take its block; then
+    the gate opens: both are right only where that block was kept."""
+    r2 = clgemm.gemm(reuse, cla.to_device(reuse, x), cla.to_device(reuse, y))
+    reuse.finish()
     gate.set_status(cl.command_execution_status.COMPLETE)
-    other.finish()
+    waiting.finish()
     assert close(r2.get(), verify.reference(x, y), 64)
-    for product in s:
+    for product in products:
         assert close(product.get(), verify.reference(r_host, z), 64)
 
 
@@ -402,10 +409,4 @@ def test_a_result_made_with_another_queues_pool_as_allocator_is_kept(queue, rng)
     dz.add_event(gate)
     s = [clgemm.gemm(queue, r, dz) for _ in range(2)]
     del r
-    r2 = clgemm.gemm(other, cla.to_device(other, x), cla.to_device(other, y))
-    other.finish()
-    gate.set_status(cl.command_execution_status.COMPLETE)
-    queue.finish()
-    assert close(r2.get(), verify.reference(x, y), 64)
-    for product in s:
-        assert close(product.get(), verify.reference(r_host, z), 64)
+    _reused_while_waiting(gate, queue, other, x, y, s, r_host, z)
