@@ -238,6 +238,8 @@ class Results:
 
     def __init__(self, queue: cl.CommandQueue, out_dir: Path, command: str):
         self.info, self.command = devmod.describe(queue.device), command
+        # once (it asks git): the files are rewritten after each shape
+        self.commit = store.commit()
         out = results_dir(queue, out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self.date = time.strftime("%Y-%m-%d")
@@ -258,7 +260,7 @@ class Results:
 
     def _doc(self, rows: list[dict], complete: bool) -> str:
         return json.dumps(verify.json_safe(
-            {"device": self.info, "date": self.date, "commit": store.commit(),
+            {"device": self.info, "date": self.date, "commit": self.commit,
              "command": self.command, "method": METHOD, "complete": complete, "rows": rows}),
             indent=1)
 

@@ -66,22 +66,15 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
     for folder in dict.fromkeys(folders):
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".clgemm-probe-"):
+                pass
+            (folder / LOCKS).mkdir(exist_ok=True)     # where its files' locks lie
         except OSError as e:     # its name, where not the folder's: the part in the way
             why = e.strerror or str(e)
             if e.filename and e.filename != str(folder):
                 why += f": {e.filename}"
-        else:
-            try:
-                with tempfile.NamedTemporaryFile(dir=folder, prefix=".clgemm-probe-"):
-                    why = None
-                (folder / LOCKS).mkdir(exist_ok=True)     # where its files' locks lie
-            except OSError as e:
-                why = e.strerror or str(e)
-                if e.filename and e.filename != str(folder):
-                    why += f": {e.filename}"
-        if why:
             raise ValueError(f"cannot write the tuner's files in {folder} ({why}); set "
-                             f"CLGEMM_HOME to a writable folder (it is now {home()})")
+                             f"CLGEMM_HOME to a writable folder (it is now {home()})") from None
     if not database:
         return
     path = Path(os.path.realpath(db_path(dev)))
@@ -188,18 +181,17 @@ _restat_at = [0.0]                 # when generation() next looks at the files
 def entries_for(dev: cl.Device) -> dict:
     """Tuned entries for this device: the user's database over the shipped ones. Shipped
     files for the same device name under another driver, and the user's newest database of
-    it under another driver, are used only when none matches the driver exactly. Where no shipped file names this device, those of another device of
-    the same architecture (device.architecture) lie under the rest, shape by shape: the
-    user's own tunes go over them, and their entries carry "tuned_on", the device they were
-    tuned on (a first own tune that replaced them all put kernel 5 back to its defaults at
-    every other shape)."""
+    it under another driver, are used only when none matches the driver exactly. Where no
+    shipped file names this device, those of another device of the same architecture
+    (device.architecture) lie under the rest, shape by shape: the user's own tunes go over
+    them, and their entries carry "tuned_on", the device they were tuned on (a first own
+    tune that replaced them all put kernel 5 back to its defaults at every other shape)."""
     now = stamp(dev)
     if now in _cache:
         return _cache[now]
     global _unread
-    key, shipped, user, version, *_ = now
-    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
-                                                  else _other_driver(Path(user), key))
+    key, shipped, user, *_ = now
+    files = _files(now)
     docs = []
     failed = _unread
     for path in files:
@@ -239,6 +231,14 @@ def entries_for(dev: cl.Device) -> dict:
         _cache.clear()
         _cache[now] = merged
     return merged
+
+
+def _files(now: tuple) -> list[Path]:
+    """The databases that may speak for the device of `now` (a stamp): the shipped ones,
+    then the user's, or where this driver has none, the user's of another (_other_driver)."""
+    key, shipped, user, version, *_ = now
+    return [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
+                                                 else _other_driver(Path(user), key))
 
 
 def _other_driver(user: Path, key: str) -> list[Path]:
@@ -299,10 +299,9 @@ def thresholds(dev: cl.Device,
     now = stamp(dev)
     if now in _thresholds:
         return _thresholds[now]
-    key, shipped, user, version, *_ = now
+    key, shipped, *_ = now
     out: dict[str, float] = {}
-    files = [p for p in shipped if p.exists()] + ([Path(user)] if version is not None
-                                                  else _other_driver(Path(user), key))
+    files = _files(now)
     named, devices = [], []
     for path in files:
         try:

@@ -45,8 +45,9 @@ def finish(sweep: _Sweep, workers: pool.Pool, dev: cl.Device, kern: kernels.Kern
     winner, why_none = None, ""
     # where the re-measure did not run (its worker failed), the best this run measured
     # itself: a resumed record was never checked by this build
+    excluded = [o["params"] for o in out]
     best = max((r for r in records[sweep.log.resumed:] if r["status"] == "ok"
-                and r["params"] not in [o["params"] for o in out]),
+                and r["params"] not in excluded),
                key=lambda r: r["gflops"], default=None)
     if finalists:
         winner = max(finalists, key=lambda f: f["gflops"])
@@ -88,7 +89,8 @@ def finish(sweep: _Sweep, workers: pool.Pool, dev: cl.Device, kern: kernels.Kern
     # recorded where this build checked it, else the database is left as it was
     had = timed.get("before" if "before" in refs else "defaults")
     kept = ""
-    checked_now = ([f["params"] for f in finalists] + [t["params"] for t in timed_refs.values() if t]
+    checked_now = ([f["params"] for f in finalists]
+                   + [t["params"] for t in timed_refs.values() if t]
                    + [r["params"] for r in stage if r["status"] == "ok"])
     standing = had and _standing(had["params"], records, sweep.log.resumed, wrong, checked_now)
     if winner is not None and had and had["gflops"] > winner["gflops"] and standing != "wrong":
