@@ -363,9 +363,11 @@ def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
     if src_ld == dst_ld == cols and not src_off and not dst_off:
         return build.BoundCopy(queue, [rows * cols * 4, src, dst])
     vw = copy_width(cols, src_ld, dst_ld, src_off, dst_off)
-    prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw})
+    per, ly = (1, 1) if vw == 4 else (4, 4)     # copy_rows.cl: floats a work-item, rows a group
+    prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per})
     cv = cols // vw
-    return build.bind(queue, prg, "copy_rows", (-(-cv // 64) * 64, rows), (64, 1),
+    return build.bind(queue, prg, "copy_rows", (-(-cv // (64 * per)) * 64, -(-rows // ly) * ly),
+                      (64, ly),
                       (np.int32(rows), np.int32(cv), src, np.int32(src_off // vw),
                        np.int32(src_ld // vw), dst, np.int32(dst_off // vw),
                        np.int32(dst_ld // vw)))

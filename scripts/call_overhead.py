@@ -183,7 +183,7 @@ def _label(step) -> str:
     return getattr(getattr(step, "knl", None), "function_name", type(step).__name__)
 
 
-def cublas_calls(size: int):
+def cublas_calls(m: int, n: int, k: int):
     """torch's a @ b on CUDA (TF32 off) and its synchronisation, or None without them."""
     try:
         import torch
@@ -192,8 +192,8 @@ def cublas_calls(size: int):
     except ImportError:
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
-    x = torch.rand(size, size, device="cuda") * 2 - 1
-    y = torch.rand(size, size, device="cuda") * 2 - 1
+    x = torch.rand(m, k, device="cuda") * 2 - 1
+    y = torch.rand(k, n, device="cuda") * 2 - 1
     return (lambda: x @ y), torch.cuda.synchronize, (x, y)
 
 
@@ -312,9 +312,21 @@ def marks(queue, a, b, repeat: int) -> dict[str, float]:
     return {name: statistics.median(v) for name, v in parts.items()}
 
 
+def shapes(text: str) -> list[tuple[int | str, tuple[int, int, int]]]:
+    """--sizes as (label, (m, n, k)): N for N^3 (label N), or MxNxK (label the text)."""
+    out = []
+    for tok in text.split(","):
+        dims = [int(x) for x in tok.lower().split("x")]
+        if len(dims) not in (1, 3) or min(dims) < 1:
+            raise SystemExit(f"--sizes: {tok!r} is neither N nor MxNxK")
+        out.append((dims[0], tuple(dims) * 3) if len(dims) == 1 else (tok, tuple(dims)))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="16,512", help="square sizes, comma-separated")
+    ap.add_argument("--sizes", default="16,512",
+                    help="shapes, comma-separated: N for N^3 or MxNxK")
     ap.add_argument("--repeat", type=int, default=200, help="calls per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_path", default=None, help="write the rows here")
@@ -338,12 +350,12 @@ def main() -> None:
     knl = cl.Kernel(prg, "empty")
     rows = []
     rng = np.random.default_rng()
-    for size in (int(s) for s in args.sizes.split(",")):
-        a = cla.to_device(queue, rng.uniform(-1, 1, (size, size)).astype(np.float32))
-        b = cla.to_device(queue, rng.uniform(-1, 1, (size, size)).astype(np.float32))
-        c = cla.zeros(queue, (size, size), np.float32)
+    for size, (m, n, k) in shapes(args.sizes):
+        a = cla.to_device(queue, rng.uniform(-1, 1, (m, k)).astype(np.float32))
+        b = cla.to_device(queue, rng.uniform(-1, 1, (k, n)).astype(np.float32))
+        c = cla.zeros(queue, (m, n), np.float32)
         knl.set_arg(0, c.base_data)
-        plan = clgemm.Plan(queue, size, size, size, kernel=args.kernel)
+        plan = clgemm.Plan(queue, m, n, k, kernel=args.kernel)
         gemm = functools.partial(clgemm.gemm, kernel=args.kernel)
 
         def uncached():
@@ -364,20 +376,20 @@ def main() -> None:
         out_slot = [(k_, i) for k_, i, r in variant.kslots if r == 3]
 
         def floor():
-            out = pool(4 * size * size)
+            out = pool(4 * m * n)
             for k_, i in out_slot:
                 k_.set_arg(i, out)
-            return arrays.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
+            return arrays.new_array(queue, (m, n), (4 * n, 4), out, pool, step())
 
         held: list = [None]
 
         def floor_same():
-            out = pool(4 * size * size)
+            out = pool(4 * m * n)
             if held[0] != out.int_ptr:
                 for k_, i in out_slot:
                     k_.set_arg(i, out)
                 held[0] = out.int_ptr
-            return arrays.new_array(queue, (size, size), (4 * size, 4), out, pool, step())
+            return arrays.new_array(queue, (m, n), (4 * n, 4), out, pool, step())
 
         def keep(ev):
             last[0] = ev
@@ -397,7 +409,7 @@ def main() -> None:
         syncs = dict.fromkeys(calls, queue.finish)
         syncs["gemm_wait"] = lambda: last[0].wait()
         syncs["gemm_poll"] = syncs["bound_poll"] = lambda: poll(queue, last[0])
-        torch_side = cublas_calls(size)
+        torch_side = cublas_calls(m, n, k)
         if torch_side is not None:
             calls["cublas"], syncs["cublas"] = torch_side[0], torch_side[1]
         if args.only:

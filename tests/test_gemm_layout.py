@@ -24,6 +24,7 @@ from .conftest import P5, close, rand
     (5, 37, 37, 40),        # odd width: the scalar build
     (1, 3, 3, 8),
     (130, 70, 71, 73),
+    (7, 601, 603, 604),     # scalar, several groups along a row and rows not in fours
 ])
 def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src_ld, dst_ld):
     """Every path of operands.copy_rect: the block arrives, and the destination's columns

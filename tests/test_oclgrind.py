@@ -170,7 +170,8 @@ def test_transpose_kernel_is_clean(key):
 def test_copy_rows_is_clean():
     """The copy_rows helper kernel (float4 and scalar builds) inside buffers that end where
     the block does, so a read or write past it is reported."""
-    cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2))]
+    cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2),
+                                                (7, 301, 303, 304))]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]

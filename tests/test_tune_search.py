@@ -251,7 +251,8 @@ def test_a_short_tune_never_records_slower_than_what_gemm_had(queue, monkeypatch
     from clgemm import tune as tune_mod
     mine = kernels.get("5").defaults_for(queue.device)
     gpu = kernels.get("5").defaults
-    assert mine != gpu                               # the CPU device's own, on pocl
+    if mine == gpu:        # a GPU: the planted case needs a device with defaults of its own
+        pytest.skip("needs a CPU device, whose defaults differ from the registry's GPU ones")
     opts = dict(strategy="random", workers=1, evaluator="tests.evaluators:DefaultsFastest")
     with monkeypatch.context() as m:
         m.setattr(tune_mod, "_winners", lambda dev, kern, shape: [dict(gpu), dict(mine)])
