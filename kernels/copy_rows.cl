@@ -10,7 +10,9 @@
 // vectors. The host gives the scalar build PER = 4 and groups of 64 x 4: one float a
 // work-item in groups of 64 x 1 was bound by starting groups, not by memory.
 // H200, 4000 x 4000 into leading dimension 4096 (float4, PER = 1): 2.7-3.0 TB/s read +
-// write, where clEnqueueCopyBufferRect moved 1.6 TB/s (docs/levers.md).
+// write, where clEnqueueCopyBufferRect moved 1.6 TB/s (docs/levers.md). H100, the scalar
+// build with PER = 1 in groups of 64 x 1: 0.7-0.8 TB/s (results/h100/README.md, "the odd
+// shapes' copies"); PER = 4 in groups of 64 x 4 is not measured on a GPU yet.
 
 #ifndef VW
 #define VW 4

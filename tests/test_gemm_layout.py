@@ -42,6 +42,22 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
     assert np.array_equal(got, want)
 
 
+def test_copy_rows_groups_fit_the_device(queue, monkeypatch):
+    """The scalar copy's groups of 64 x 4 work-items become rows of 64 on a device that
+    takes fewer than 256 a group (the launch would fail there)."""
+    from types import SimpleNamespace
+    from clgemm import build, operands
+    seen = []
+    monkeypatch.setattr(build, "helper", lambda ctx, name, defines: defines)
+    monkeypatch.setattr(build, "bind", lambda q, prg, name, gsize, lsize, args:
+                        seen.append((prg, gsize, lsize)))
+    for most in (1024, 128):
+        fake = SimpleNamespace(context=queue.context,
+                               device=SimpleNamespace(max_work_group_size=most))
+        operands.bind_copy(fake, None, 37, None, 40, 7, 37)
+    assert seen == [({"VW": 1, "PER": 4}, (64, 8), (64, 4)), ({"VW": 1, "PER": 4}, (64, 7), (64, 1))]
+
+
 def test_pad_rule(queue):
     """Auto-padding only where it wastes little and the launch is large; never for kernels
     without an EXACT build, nor for shapes that are whole tiles already."""
