@@ -178,6 +178,7 @@ case "$job" in
         case "$arg" in
           *.py|*::*) targets+=("$arg") ;;
           -k|-m|-o|-p|--deselect|--ignore) opts+=("$arg"); value=1 ;;
+          -q) ;;        # passed already: a second one hides the counts the summary reads
           *) opts+=("$arg") ;;
         esac
       fi
