@@ -50,7 +50,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import clgemm
-from clgemm import arrays, kernels
+from clgemm import arrays, entries, kernels
 
 
 def gemm_kernel(text: str) -> str:
@@ -316,10 +316,10 @@ def shapes(text: str) -> list[tuple[int | str, tuple[int, int, int]]]:
     """--sizes as (label, (m, n, k)): N for N^3 (label N), or MxNxK (label the text)."""
     out = []
     for tok in text.split(","):
-        dims = [int(x) for x in tok.lower().split("x")]
-        if len(dims) not in (1, 3) or min(dims) < 1:
-            raise SystemExit(f"--sizes: {tok!r} is neither N nor MxNxK")
-        out.append((dims[0], tuple(dims) * 3) if len(dims) == 1 else (tok, tuple(dims)))
+        shape = entries.parse_shape(f"{tok}x{tok}x{tok}" if tok.isdigit() else tok)
+        if shape is None:
+            raise SystemExit(f"--sizes: {tok!r} is neither N nor MxNxK (positive integers)")
+        out.append((shape[0] if tok.isdigit() else tok, shape))
     return out
 
 
