@@ -60,7 +60,8 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
     """Raise ValueError naming the folder if the tuner's log folder (and, with `database`,
     the database's) cannot be made or written: found after a sweep, it would lose the sweep."""
     # a database linked in is written where the link leads (store.write_atomic)
-    real = Path(os.path.realpath(db_path(dev))).parent
+    path = Path(os.path.realpath(db_path(dev)))
+    real = path.parent
     # (each file's lock lies in a folder beside it: store.lock_path)
     folders = [_log_dir(dev)] + ([db_path(dev).parent, real] if database else [])
     for folder in dict.fromkeys(folders):
@@ -77,7 +78,6 @@ def check_writable(dev: cl.Device, database: bool = True) -> None:
                              f"CLGEMM_HOME to a writable folder (it is now {home()})") from None
     if not database:
         return
-    path = Path(os.path.realpath(db_path(dev)))
     try:
         check_lock(path)
     except OSError as e:

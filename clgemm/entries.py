@@ -17,6 +17,10 @@ from . import kernels
 
 SCHEMA = 1
 MAX_SPLITS = 64   # the most slices of k the tuner's split stage times (an entry's "splits")
+# the most digits a number given (a shape's side, an option's value; leading zeros aside
+# for options) may have: no matrix has more rows, and int() refuses more than 4300 digits
+# with a traceback
+DIGITS_MAX = 18
 
 
 class DataWarning(UserWarning):
@@ -159,9 +163,7 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
     if not isinstance(s, str):
         return None
     parts = s.lower().split("x")
-    # 18 digits at most: no matrix has more rows (int() of thousands refuses, and a
-    # shape's logarithms overflow well before)
-    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and len(p) <= 18 and int(p) > 0
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and len(p) <= DIGITS_MAX and int(p) > 0
                                   for p in parts):
         return None
     return tuple(int(p) for p in parts)

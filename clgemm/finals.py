@@ -60,7 +60,8 @@ def finish(sweep: _Sweep, workers: pool.Pool, dev: cl.Device, kern: kernels.Kern
     # the search ran every configuration with gemm()'s own split count: the finalists
     # (or the winner alone) now run with each count that could pay, all in one stage
     stage: list[dict] = []
-    wrong: list[dict] = [o["params"] for o in out if o["status"] == "wrong"]
+    # (what the finals found wrong is in `records`, which _standing reads)
+    wrong: list[dict] = []
     if winner is not None and kern.split_k:
         group = finalists or [winner]
         workers.revive()

@@ -73,8 +73,8 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         key = _key(queue, a, b, trans_a, trans_b, kernel, params, transposed_by, split_k,
                    allocator, guard)
         plan = _plans.get(key)
-    except (AttributeError, TypeError):
-        plan = None
+    except (AttributeError, TypeError):   # unhashable parameters or allocator: not kept
+        key = plan = None                   # (and what is no mapping, Plan refuses)
     if plan is not None:
         _stats["hits"] += 1
         try:
@@ -85,7 +85,7 @@ def gemm(queue: cl.CommandQueue, a, b, c=None, *, alpha: float = 1.0, beta: floa
         if plain and plan._express is not None:
             _express[0] = (plan, key[-1])
         return out
-    return _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
+    return _uncached(key, queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
                      transposed_by, split_k, allocator, guard)
 
 
@@ -119,9 +119,10 @@ def _check_options(kernel, params, transposed_by, split_k, allocator, guard) -> 
     _check_allocator(allocator)
 
 
-def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, transposed_by,
-              split_k, allocator, guard):
-    given = (trans_a, trans_b)        # as the lookup before this keys them (1, np.True_)
+def _uncached(key, queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params,
+              transposed_by, split_k, allocator, guard):
+    """The call whose plan the cache lacked: checked in full, planned, kept under `key`
+    (gemm()'s lookup key, None where it cannot be kept)."""
     operands.check_queue(queue)
     operands.check(a, "a", queue, empty=True, views=True)
     operands.check(b, "b", queue, empty=True, views=True)
@@ -139,16 +140,12 @@ def _uncached(queue, a, b, c, alpha, beta, trans_a, trans_b, kernel, params, tra
     if 0 in (m, n, k):
         _check_options(kernel, params, transposed_by, split_k, allocator, guard)
         return degenerate.result(queue, a, b, c, beta, m, n, allocator, gemm)
-    # the key (with the database's generation) is taken before the plan is made: a tune
-    # recorded while it was made would otherwise keep a plan of the old entries under the
-    # new generation, for good
+    # the key's database generation (its last item) is taken before the plan is made: a
+    # tune recorded while it was made would otherwise keep a plan of the old entries under
+    # the new generation, for good
     db.watch(queue.device)
-    try:
-        key = _key(queue, a, b, *given, kernel, params, transposed_by, split_k, allocator,
-                   guard)
-        hash(key)
-    except (AttributeError, TypeError):   # unhashable parameters or allocator: not kept
-        key = None                          # (and what is no mapping, Plan refuses)
+    if key is not None:
+        key = key[:-1] + (db.generation(),)
     with _planning:
         plan = Plan(queue, m, n, k, trans_a=trans_a, trans_b=trans_b, kernel=kernel,
                     params=params, transposed_by=transposed_by, split_k=split_k,

@@ -365,9 +365,8 @@ def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
     vw = copy_width(cols, src_ld, dst_ld, src_off, dst_off)
     # copy_rows.cl: the scalar build moves 4 floats a work-item, in groups of 4 rows where the
     # device takes groups of 256
-    per, ly = (4, 4) if vw == 1 else (1, 1)
-    if ly > 1 and queue.device.max_work_group_size < 64 * ly:
-        ly = 1
+    per = 4 if vw == 1 else 1
+    ly = per if queue.device.max_work_group_size >= 64 * per else 1
     prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per})
     cv = cols // vw
     return build.bind(queue, prg, "copy_rows", (-(-cv // (64 * per)) * 64, -(-rows // ly) * ly),

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import entries, kernels
+from .entries import DIGITS_MAX
 
 
 def digits(text: str) -> bool:
@@ -73,9 +74,6 @@ def param_pairs(ctx, param, values) -> dict[str, str]:
     return out
 
 
-# the most digits a number given may have (leading zeros aside): none larger means
-# anything here, and int() refuses more than 4300 with a traceback
-DIGITS_MAX = 18
 
 
 def split_k_value(ctx, param, value: str) -> int | str:

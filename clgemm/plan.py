@@ -234,16 +234,11 @@ class Plan:
     def _beta_c(self, a, b, c, beta):
         """alpha = 0: beta * C, as BLAS has it, A and B checked but never read (a NaN or an
         Inf there gave NaNs, through alpha * their product)."""
+        from .gemm import gemm       # (which imports this module): a block of a larger c
         beta = operands.scalar(beta, "beta")
         self._check(a, b, c)
-        if isinstance(c, np.ndarray) and not c.flags.writeable:
-            raise ValueError("c is a read-only numpy array; the result is written into c")
         m, n, _ = self.shape
-
-        def product(queue, x, y, c, alpha, beta, allocator):   # a block of a larger c
-            return Plan(queue, m, n, 1, allocator=allocator)(x, y, c, alpha=alpha, beta=beta)
-
-        return degenerate.result(self.queue, a, b, c, beta, m, n, self.allocator, product)
+        return degenerate.result(self.queue, a, b, c, beta, m, n, self.allocator, gemm)
 
     def _device(self, a: cla.Array, b: cla.Array, c: cla.Array | None, alpha: float,
                 beta: float):
@@ -343,8 +338,9 @@ class Plan:
                 self._calm = None if pending is not None else (tuple(a.events),
                                                                 tuple(b.events))
         ev = self._last[0] = variant.run(bufs, offs, alpha, beta, pending)
-        # cache.hold_elsewhere's test, written out: the common call (every Array of this
-        # queue, or of no pool) pays two attribute reads an operand, no call
+        # cache.hold_elsewhere's test, written out: an Array of no pool costs one attribute
+        # read, one of a pool a getattr of the pool's queue (an Array's queue may not be
+        # its pool's: .with_queue())
         q = self.queue
         foreign = (a.allocator is not None and getattr(a.allocator, "_queue", a.queue) is not q
                    or b.allocator is not None and getattr(b.allocator, "_queue", b.queue) is not q
@@ -392,7 +388,8 @@ class Plan:
         return Variant(prep, bufs[:3] + (result,), order, _planning)
 
     def _check(self, a, b, c) -> None:
-        """The full checks, raising the error that names what is wrong."""
+        """The full checks, raising the error that names what is wrong (a numpy c must be
+        writable: the result is written into it)."""
         operands.check(a, "a", self.queue, views=True)
         operands.check(b, "b", self.queue, views=True)
         want = {"a": self._a_shape, "b": self._b_shape}
@@ -406,6 +403,8 @@ class Plan:
             if c.shape != self.shape[:2]:
                 raise ValueError(f"c has shape {c.shape}; op(a) @ op(b) is "
                                  f"{self.shape[0]}x{self.shape[1]}")
+            if isinstance(c, np.ndarray) and not c.flags.writeable:
+                raise ValueError("c is a read-only numpy array; the result is written into c")
 
     def _host(self, a, b, c, alpha: float, beta: float):
         """numpy operands (or a mix): uploaded into pooled Arrays, computed on the device;
@@ -415,8 +414,6 @@ class Plan:
         work, for ever where that work waited for a user event this thread was to set), and
         the uploads are held until the kernel is done (cache.hold)."""
         self._check(a, b, c)
-        if isinstance(c, np.ndarray) and not c.flags.writeable:
-            raise ValueError("c is a read-only numpy array; the result is written into c")
         # a device c over a device a or b is refused by _device, which every c that is an
         # Array reaches (a numpy c is written only after the inputs are on the device)
         device = isinstance(c, cla.Array) or c is None and (isinstance(a, cla.Array)

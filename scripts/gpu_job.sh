@@ -185,15 +185,16 @@ case "$job" in
     done
     [ ${#targets[@]} -gt 0 ] || targets=(tests/test_*.py)
     : > "$OUT/pytest.txt"; : > "$OUT/tests-summary.txt"
+    limit=${TEST_FILE_LIMIT:-300}
     worst=0
     for target in "${targets[@]}"; do
       log=$(mktemp) rc=0
-      timeout -k 10 "${TEST_FILE_LIMIT:-300}" python3 -m pytest -q -rs \
+      timeout -k 10 "$limit" python3 -m pytest -q -rs \
         -o faulthandler_timeout="${TEST_STALL:-120}" ${opts[@]+"${opts[@]}"} "$target" \
         > "$log" 2>&1 || rc=$?
       { echo "=== $target"; cat "$log"; } >> "$OUT/pytest.txt"
       last=$(grep -E "passed|failed|error|no tests ran|deselected" "$log" | tail -1 || true); rm -f "$log"
-      if [ $rc = 124 ] || [ $rc = 137 ]; then last="stopped after ${TEST_FILE_LIMIT:-300} s"; fi
+      if [ $rc = 124 ] || [ $rc = 137 ]; then last="stopped after $limit s"; fi
       echo "$target: exit $rc, $last" | tee -a "$OUT/tests-summary.txt"
       [ $rc = 0 ] || [ $rc = 5 ] || worst=$rc       # 5: no test of the file selected
     done
