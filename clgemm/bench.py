@@ -234,7 +234,7 @@ class Results:
                "vs_cublas_call", "vs_clblast_call", "call_peak_pct", "call_ms_min",
                "call_ms_max", "ms_median", "gflops", "vs_cublas", "vs_clblast", "timing",
                "gbps", "verified", "rel_error", "kernel", "params_source", "splits", "padded",
-               "a_kmajor", "columns_first", "reason"]
+               "floats", "a_kmajor", "columns_first", "reason"]
 
     def __init__(self, queue: cl.CommandQueue, out_dir: Path, command: str):
         self.info, self.command = devmod.describe(queue.device), command

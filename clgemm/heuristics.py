@@ -66,6 +66,10 @@ DEFAULTS: dict[str, float] = {
     # 4096x1024x4096 and 5003x3001x2039 (4 and 1.7 times as many rows as columns)
     "columns_min_tiles": 512,
     "columns_max_aspect": 1.0,
+    # read an A or B whose leading dimension or width is not a multiple of the vector width
+    # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
+    # copying it into an aligned buffer first: 1 yes, 0 no
+    "unaligned_reads": 1,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -92,6 +96,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
+    "unaligned_reads": (0, 1),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -128,11 +133,15 @@ def tile_of(kern: kernels.Kernel, params: Mapping[str, int]) -> Shape:
     return kern.whole_tiles(params, 1, 1, 1)
 
 
-def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> str:
-    """The build of the tile loads a launch at `shape` takes: "exact" where the shape is
-    whole tiles (no bounds checks); "clamp" where only k is (no bounds checks either: rows
-    and columns past m or n re-read the last one, while a re-read k would add terms);
-    "checked" otherwise, or for a kernel without those builds."""
+def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
+          floats: bool = False) -> str:
+    """The build of the tile loads a launch at `shape` takes: "floats" where an operand is
+    read where it lies a float at a time (`floats`: reads_floats said so for its layout);
+    "exact" where the shape is whole tiles (no bounds checks); "clamp" where only k is (no
+    bounds checks either: rows and columns past m or n re-read the last one, while a
+    re-read k would add terms); "checked" otherwise, or for a kernel without those builds."""
+    if floats:
+        return "floats"
     if kern.exact and kern.divides(params, *shape):
         return "exact"
     if kern.clamp and shape[2] % tile_of(kern, params)[2] == 0:
@@ -141,11 +150,12 @@ def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> str:
 
 
 def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-         mode: str = "auto") -> bool:
+         mode: str = "auto", floats: bool = False) -> bool:
     """Whether a launch at `shape` runs on zero-padded copies of whole tiles. Not where the
-    CLAMP build runs unpadded: it launches the same tiles without the copies."""
-    build = loads(kern, params, shape)
-    if not kern.exact or build == "exact" or mode == "no":
+    CLAMP build or the float-at-a-time one (`floats`) runs unpadded: they launch the same
+    tiles without the copies."""
+    build = loads(kern, params, shape, floats)
+    if not kern.exact or build in ("exact", "floats") or mode == "no":
         return False
     if mode == "yes":
         return True
@@ -158,9 +168,19 @@ def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
 
 
 def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-             mode: str = "auto") -> Shape:
+             mode: str = "auto", floats: bool = False) -> Shape:
     """The shape a launch covers: whole tiles when it pads, else `shape`."""
-    return kern.whole_tiles(params, *shape) if pads(kern, params, shape, f, mode) else tuple(shape)
+    return (kern.whole_tiles(params, *shape) if pads(kern, params, shape, f, mode, floats)
+            else tuple(shape))
+
+
+def reads_floats(kern: kernels.Kernel, f: Facts, mode: str = "auto") -> bool:
+    """Whether an operand whose rows are not whole vectors (an unaligned leading dimension
+    or width) is read where it lies, a float at a time, rather than copied into an aligned
+    buffer: where the kernel has that build, the device's `unaligned_reads` allows it and
+    padding is not asked for (its copies align the operands anyway). The copies cost 6-10%
+    of a call at 7919x7919x769 and 5003x3001x2039 (results/h100/README.md)."""
+    return kern.unaligned and f["unaligned_reads"] >= 1 and mode != "yes"
 
 
 def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:

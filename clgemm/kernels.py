@@ -89,6 +89,9 @@ class Kernel:
     layouts: bool = False
     # honours -DCOLUMNS_FIRST: its groups take C's tiles down columns (heuristics.columns_first)
     orders: bool = False
+    # honours -DAB_UNALIGNED: reads A and B a float at a time, at any leading dimension and
+    # width, where they lie instead of through aligned copies (heuristics.reads_floats)
+    unaligned: bool = False
     # can cut k into slices summed by a second kernel, splitk_reduce (split-K)
     split_k: bool = False
     # has a TAIL build: a launch's last, part-full wave of tiles spread out as pieces of k
@@ -358,7 +361,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, clamp=True,
-    layouts=True, split_k=True, orders=True,
+    layouts=True, split_k=True, orders=True, unaligned=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -369,7 +372,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True, clamp=True,
-    layouts=True, split_k=True, orders=True, same_params_as="5",
+    layouts=True, split_k=True, orders=True, unaligned=True, same_params_as="5",
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

@@ -16,7 +16,8 @@ from . import device as devmod
 from .operands import Matrix
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
-_LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP"}   # heuristics.loads -> build option
+_LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP",      # heuristics.loads -> build option
+                 "floats": "-DAB_UNALIGNED"}
 PAD = ("auto", "yes", "no")
 
 
@@ -209,14 +210,18 @@ class GemmPlan:
         return self._side
 
     # the decisions, for this configuration (clgemm.heuristics)
-    def loads(self, m: int, n: int, k: int) -> str:
-        return heuristics.loads(self.kernel, self.params, (m, n, k))
+    def loads(self, m: int, n: int, k: int, floats: bool = False) -> str:
+        return heuristics.loads(self.kernel, self.params, (m, n, k), floats)
 
-    def pads(self, m: int, n: int, k: int) -> bool:
-        return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad)
+    def pads(self, m: int, n: int, k: int, floats: bool = False) -> bool:
+        return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad, floats)
 
-    def launched(self, m: int, n: int, k: int) -> tuple[int, int, int]:
-        return heuristics.launched(self.kernel, self.params, (m, n, k), self.facts, self.pad)
+    def launched(self, m: int, n: int, k: int, floats: bool = False) -> tuple[int, int, int]:
+        return heuristics.launched(self.kernel, self.params, (m, n, k), self.facts, self.pad,
+                                   floats)
+
+    def reads_floats(self) -> bool:
+        return heuristics.reads_floats(self.kernel, self.facts, self.pad)
 
     def tiles(self, m: int, n: int, k: int) -> tuple[int, int]:
         return heuristics.tiles(self.kernel, self.params, (m, n, k))
@@ -247,13 +252,16 @@ class GemmPlan:
     def describe(self, m: int, n: int, k: int, guard: bool) -> dict:
         """What a product of this shape launches with row-major operands: the kernel, its
         parameters and where they came from, and the launch decisions (Plan.describe)."""
-        launched = self.launched(m, n, k)
+        kmajor = bool(self.reads[0] and self.kmajor_a(m, n, k))
+        # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
+        floats = self.reads_floats() and bool((k % self.align and not kmajor) or n % self.align)
+        launched = self.launched(m, n, k, floats)
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
-                "splits": self.splits(*launched), "padded": self.pads(m, n, k),
-                "tail": self.tail(*launched),
-                "a_kmajor": bool(self.reads[0] and self.kmajor_a(m, n, k)),
+                "splits": self.splits(*launched), "padded": self.pads(m, n, k, floats),
+                "floats": floats, "tail": self.tail(*launched),
+                "a_kmajor": kmajor,
                 "columns_first": self.columns_first(*launched),
                 "guarded": guard and self.kernel.guarded}
 
@@ -283,15 +291,19 @@ class GemmPlan:
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False, split_k: int | str | None = None,
                  c_unaligned: bool = False, guard: int = 0,
-                 columns_first: bool | None = None) -> cl.Program:
+                 columns_first: bool | None = None, floats: bool = False) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
         vector width; COLUMNS_FIRST: the tiles' launch order; TAIL: tail_split's launch;
-        GUARD=1 or 2 for clgemm.guard), since each drops or adds code that costs registers
-        in the others. `columns_first` overrides the order this shape takes (the tuner
-        checks at another shape the build it times)."""
-        loads = self.loads(m, n, k)
+        GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A and B read a float at a
+        time, reads_floats), since each drops or adds code that costs registers in the
+        others. `columns_first` overrides the order this shape takes (the tuner checks at
+        another shape the build it times)."""
+        if floats and not self.kernel.unaligned:
+            raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads operands "
+                             f"whose rows are whole vectors only")
+        loads = self.loads(m, n, k, floats)
         split = self.splits(m, n, k, split_k) > 1
         spread = not split and self.tail(m, n, k) is not None
         layout = (a_kmajor, b_nmajor, split, c_unaligned,
@@ -313,14 +325,16 @@ class GemmPlan:
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
               a_kmajor: bool = False, b_nmajor: bool = False,
               split_k: int | str | None = None, guard: tuple[int, object] | None = None,
-              columns_first: bool | None = None) -> tuple[list[build.Bound], list[tuple]]:
+              columns_first: bool | None = None,
+              floats: bool = False) -> tuple[list[build.Bound], list[tuple]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices (op(a) = a^T with
         `a_kmajor`, op(b) = b^T with `b_nmajor`) as bound kernels, in order (two with
         split-K), and where alpha and beta sit among their arguments ((bound, index, name)),
         so that a cached layout can change them. op(a) and op(b) may be larger than c
         (zero-padded whole tiles): the kernel writes only c's rows and columns. `guard`:
         (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's;
-        `columns_first`: as compiled()."""
+        `columns_first`, `floats`: as compiled() (with `floats`, a and b may have any
+        leading dimension and width)."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         operands.check_depth(k)
@@ -333,7 +347,8 @@ class GemmPlan:
         code, flag = guard or (0, None)
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
-        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first)
+        prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first,
+                            floats)
         guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None

@@ -44,6 +44,7 @@ class Prepared:
     tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
     params: dict | None = None    # a matrix-vector launch's kernel parameters (matvec.prepare)
     columns_first: bool = False   # C's tiles taken down columns (heuristics.columns_first)
+    floats: bool = False          # A and B read where they lie a float at a time (reads_floats)
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:
@@ -167,12 +168,19 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     ta, tb = rx and is_transposed(x), ry and is_transposed(y)
     kmajor = rx and not ta and plan.kmajor_a(rows, cols, k)
     ta = ta or kmajor
-    launched = plan.launched(rows, cols, k)
+    # a device operand taken as it lies (not transposed first) whose rows are not whole
+    # vectors is read there a float at a time where the kernel can (reads_floats), rather
+    # than copied into an aligned buffer; then nothing is padded
+    al = plan.align
+    floats = plan.reads_floats() and any(
+        isinstance(v, View) and not v.mem.offset and (v.mem.ld % al or v.mem.cols % al)
+        for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
+                        (y, ry or not is_transposed(y))) if lies)
+    launched = plan.launched(rows, cols, k, floats)
     mp, np_, kp = launched
     pads = launched != (rows, cols, k)
     padded = [(mp, kp), (kp, np_)] if pads else []
 
-    al = plan.align
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
     # the matrices a device transpose re-lays out
     relaid = [shape for (v, shape), read in zip(mats, (rx, ry, False))
@@ -196,14 +204,14 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                                    else target is None and cols % al != 0)
     guarded = guard and plan.kernel.guarded
     plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
-                  guard=guards.kernel_code(c_needed) if guarded else 0)
+                  guard=guards.kernel_code(c_needed) if guarded else 0, floats=floats)
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
     # when padded: a device transpose writes straight into that shape
     xs = ((kp, mp) if ta else (mp, kp)) if pads else None
     ys = ((np_, kp) if tb else (kp, np_)) if pads else None
-    xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs)
-    ym = (lay.taken if ry else lay.row_major)(y, ys)
+    xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs, floats)
+    ym = (lay.taken if ry else lay.row_major)(y, ys, floats)
     if in_place:
         cm = tm                                              # read and written where it lies
     elif c_needed:
@@ -215,7 +223,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
         bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,
                                                 c_needed, allocator)
     else:
-        bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+        bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb,
+                                     floats=floats)
         scanned = None
     lay.steps += bounds
     if isinstance(target, View) and cm is not tm:
@@ -223,7 +232,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed, lay.offsets, scanned, spread,
-                    columns_first=plan.columns_first(*launched))
+                    columns_first=plan.columns_first(*launched), floats=floats)
 
 
 def as_view(x, port: int, align: int):
@@ -249,18 +258,20 @@ class _Layout:
     def zeros(self, rows: int, cols: int, ld: int) -> Matrix:
         return operands.zeros(self.queue, rows, cols, ld, self.allocator)
 
-    def taken(self, x, shape: tuple[int, int] | None = None) -> Matrix:
+    def taken(self, x, shape: tuple[int, int] | None = None, floats: bool = False) -> Matrix:
         """x in its own layout (operands.raw). With `shape` (whole tiles, when padding), in
         the top-left corner of a zero-filled buffer that large, whose padding adds nothing
-        to the sums. A device matrix is read where it lies when its width and leading
-        dimension are aligned (the vector loads read whole vectors: past an unaligned
-        width they would read a neighbour's elements, not zeros) and it starts at its
-        (sub-)buffer's origin; else a step copies it."""
+        to the sums. A device matrix is read where it lies when it starts at its
+        (sub-)buffer's origin and either its width and leading dimension are aligned (the
+        vector loads read whole vectors: past an unaligned width they would read a
+        neighbour's elements, not zeros) or the kernel reads a float at a time (`floats`);
+        else a step copies it."""
         if isinstance(x, np.ndarray):
             return operands.raw(self.queue, x, self.align, shape, self.allocator)
         m = x.mem
         want = shape or (m.rows, rounded(m.cols, self.align))
-        if (m.rows, m.cols) == want and m.ld % self.align == 0 and not m.offset:
+        if not m.offset and (floats and shape is None or
+                             (m.rows, m.cols) == want and m.ld % self.align == 0):
             return m
         out = self.zeros(want[0], m.cols if shape is None else want[1], want[1])
         self.copy(m, out, x.port, None)
@@ -279,10 +290,11 @@ class _Layout:
                 self.offsets.append((step, index, port, unit))
         self.steps.append(step)
 
-    def row_major(self, x, shape: tuple[int, int] | None = None) -> Matrix:
-        """x as a row-major device matrix with an aligned leading dimension; a transpose it
-        needs becomes a step (into a zero-padded `shape` when given)."""
-        return self.relaid(x, shape) if is_transposed(x) else self.taken(x, shape)
+    def row_major(self, x, shape: tuple[int, int] | None = None, floats: bool = False) -> Matrix:
+        """x as a row-major device matrix with an aligned leading dimension (any, with
+        `floats`: taken); a transpose it needs becomes a step (into a zero-padded `shape`
+        when given)."""
+        return self.relaid(x, shape) if is_transposed(x) else self.taken(x, shape, floats)
 
     def relaid(self, x, shape: tuple[int, int] | None = None) -> Matrix:
         """The transpose of x's memory as a new device matrix (row-major x for a transposed

@@ -204,7 +204,7 @@ def planned(dev: cl.Device, shape: tuple[int, int, int], f: Facts,
                 "tuned_at": db.shape_key(*base.at) if tuned else None,
                 "tuned_kernel": FORMS[kind] if tuned else None, "tuned_on": base.tuned_on,
                 "splits": mv.slices,
-                "padded": False, "tail": None, "a_kmajor": False, "guarded": False}
+                "padded": False, "floats": False, "tail": None, "a_kmajor": False, "guarded": False}
 
 
 def _stride(x: Matrix) -> int:

@@ -23,6 +23,9 @@
 //   real C. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
+// - AB_UNALIGNED: A and B read a float at a time, at any leading dimension and width, so
+//   that operands whose rows are not whole vectors need no aligned copies; k counted back
+//   from its end, so that only the first tile is partial (heuristics.reads_floats).
 // - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
 //   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
 //   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
@@ -161,7 +164,49 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define LOAD_TILE(t) LOAD_A(t) LOAD_B(t)
     #define STORE_TILE(buf) STORE_A(buf) STORE_B(buf)
 
-    LOAD_TILE(k0);
+#ifdef AB_UNALIGNED
+    // Vector c of a row of `src` is its floats c*WIDTH .. c*WIDTH + WIDTH-1 (here col0 and
+    // cols count floats), each loaded alone and packed into the staging vector: any leading
+    // dimension. An index along m or n is clamped to the matrix's last row or column (as in
+    // CLAMP: those results are never stored); one along k is taken as it is, and KOK says
+    // whether a float at depth i is read (else it is zero).
+    #define LOAD_FLOATS(dst, src, ld, row0, rows, RFIX, ROK, col0, cols, CFIX, COK, COLSV, COUNT) \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            const int e = tid + l * NT;                                                 \
+            const int r = (row0) + e / (COLSV), c = (col0) + (e % (COLSV)) * WIDTH;     \
+            const __global float* p = (const __global float*)(src) + (size_t)RFIX(r, rows) * (ld); \
+            float s[WIDTH];                                                             \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
+                s[w] = (ROK(r) && COK(c + w)) ? p[CFIX(c + w, cols)] : 0.0f;           \
+            dst[l] = PACK(s, 0);                                                        \
+        }
+    #define U_CLAMP(i, n) min((i), (n) - 1)
+    #define U_AS_IS(i, n) (i)
+    #define U_ALL(i) 1
+    // the tiles are counted back from kend: tile 0 starts at kfirst <= k0, and only its
+    // floats before k0 (or, in an empty split-K slice, past kend) are left out
+    #define U_FIRST(i) ((i) >= k0 && (i) < kend)
+#ifndef A_KMAJOR
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, U_AS_IS, KOK, TSK / WIDTH, LPTA)
+#else
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, U_AS_IS, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA)
+#endif
+#ifndef B_NMAJOR
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, U_AS_IS, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB)
+#else
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, U_AS_IS, KOK, TSK / WIDTH, LPTB)
+#endif
+    #undef LOAD_TILE
+    #define LOAD_TILE(t) LOAD_A_OK(t, U_ALL) LOAD_B_OK(t, U_ALL)
+    #define LOAD_FIRST(t) LOAD_A_OK(t, U_FIRST) LOAD_B_OK(t, U_FIRST)
+    const int kfirst = kend - (kend - k0 + TSK - 1) / TSK * TSK;
+    #define KSTART kfirst
+#else
+    #define LOAD_FIRST(t) LOAD_TILE(t)
+    #define KSTART k0
+#endif
+
+    LOAD_FIRST(KSTART);
     STORE_TILE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -169,7 +214,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     for (int tile = 0; tile < tiles; tile++) {
         const int buf = tile & 1;
         const bool more = tile + 1 < tiles;
-        if (more) { LOAD_TILE(k0 + (tile + 1) * TSK); }
+        if (more) { LOAD_TILE(KSTART + (tile + 1) * TSK); }
 
         #pragma unroll
         for (int k = 0; k < TSK; k++) {

@@ -341,9 +341,11 @@ def test_kmajor_a_gives_the_same_product(queue, rng, thresholds, kernel, params,
 def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresholds, where):
     """Padding and the K-major A together: the transpose writes A into the zero-padded K x M
     buffer itself (no second copy); B is uploaded straight into its padded buffer from the
-    host, or copied there by a step from the device; then the product."""
+    host, or copied there by a step from the device (not read where it lies a float at a
+    time, which would pad nothing); then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
-    thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0)
+    thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0,
+               unaligned_reads=0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
@@ -353,3 +355,56 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     assert len(prep.launch()) == (2 if where == "host" else 3)
     assert set(plan._programs) == {("exact", True, False, False, True, False)}  # EXACT, A_KMAJOR, n = 63
     assert close(host_result(queue, prep), verify.reference(a, b), k)
+
+
+# odd shapes, whole tiles of k with m and n not (the CLAMP build's case), k = 1, and more
+# slices of k than it has tiles
+FLOAT_SHAPES = [(37, 53, 29), (37, 53, 48), (5, 3, 1), (64, 64, 13), (3, 70, 129)]
+
+
+@pytest.mark.parametrize("kernel", ["5", "6"])
+@pytest.mark.parametrize("m,n,k", FLOAT_SHAPES)
+def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kernel, m, n, k):
+    """Device operands whose rows are not whole vectors (leading dimensions 29, 53, 13...)
+    are read where they lie by the AB_UNALIGNED build: the kernel reads the caller's
+    buffers, nothing is padded, and its result is bit for bit that of the aligned copies
+    the layout makes with unaligned_reads off, for each of A and B read as given or
+    transposed, with split-K, and with beta."""
+    gemm_mod = sys.modules["clgemm.gemm"]
+    params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0)    # padding would copy otherwise
+    c0 = rand(rng, m, n)
+    for ta, tb, split, beta in ((False, False, 1, 0.0), (True, True, 1, 0.5),
+                                (False, True, 3, 0.0), (True, False, 3, 0.5)):
+        a, b = rand(rng, *((k, m) if ta else (m, k))), rand(rng, *((n, k) if tb else (k, n)))
+        da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+        out = []
+        for on in (1, 0):
+            thresholds(unaligned_reads=on)
+            plan = GemmPlan(queue, kernel, params, transposed_by="kernel", split_k=split)
+            dc = cla.to_device(queue, c0)
+            prep = gemm_mod.prepare(plan, da.T if ta else da, db_.T if tb else db_, dc, 1.5, beta)
+            unaligned = a.shape[1] % 4 != 0 or b.shape[1] % 4 != 0    # rows in memory
+            assert prep.floats == (on and unaligned)
+            if prep.floats:
+                assert not prep.padded
+                gemm_step = next(s for s in prep.steps if s.knl.function_name == "gemm")
+                assert {gemm_step.args[4].int_ptr, gemm_step.args[6].int_ptr} == \
+                    {da.data.int_ptr, db_.data.int_ptr}
+            prep.launch()
+            out.append(dc.get())
+        assert np.array_equal(out[0], out[1]), (ta, tb, split, beta)
+        opa, opb = (a.T if ta else a), (b.T if tb else b)
+        assert close(out[0], verify.reference(opa, opb, 1.5, beta, c0), k)
+
+
+def test_aligned_and_host_operands_take_the_vector_loads(queue, rng):
+    """The float-at-a-time build is for rows that are not whole vectors only: aligned device
+    operands and host ones (uploaded into aligned buffers) keep the vector loads."""
+    gemm_mod = sys.modules["clgemm.gemm"]
+    plan = GemmPlan(queue, "5", dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1))
+    a, b = rand(rng, 37, 28), rand(rng, 28, 52)
+    for da, db_ in ((cla.to_device(queue, a), cla.to_device(queue, b)), (a, rand(rng, 28, 53))):
+        prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
+        assert not prep.floats
+    assert all(key[0] != "floats" for key in plan._programs)

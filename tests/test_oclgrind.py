@@ -44,10 +44,16 @@ RUNNER = textwrap.dedent("""
             b = verify.random_matrix(rng, *((n, k) if tb else (k, n)))
             if opts.get("inf"):       # kernel 7's guard hands the product to kernel 5
                 a[-1, -1] = np.inf
-            out = clgemm.gemm(q, a, b, kernel=kernel, params=params, trans_a=ta, trans_b=tb,
-                              guard=bool(opts.get("inf")),      # else the kernel alone
+            if opts.get("device"):    # device Arrays exactly as large as the matrices
+                import pyopencl.array as cla
+                a_in, b_in = cla.to_device(q, a), cla.to_device(q, b)
+            else:
+                a_in, b_in = a, b
+            out = clgemm.gemm(q, a_in, b_in, kernel=kernel, params=params, trans_a=ta,
+                              trans_b=tb, guard=bool(opts.get("inf")),   # else the kernel alone
                               transposed_by="kernel" if "trans" in opts else "transpose",
                               split_k=opts.get("split", "auto"))
+            out = out if isinstance(out, np.ndarray) else out.get()
             if "columns" in opts:     # the order these thresholds give the kernel's tiles
                 plan = launch.GemmPlan(q, kernel, params, transposed_by="transpose")
                 assert plan.columns_first(m, n, k) == opts["columns"], opts
@@ -123,6 +129,11 @@ def test_gemm_kernel_is_clean(key):
         cases += [("gemm", key, p, s, {"thresholds": {"columns_min_tiles": 0}, "columns": True,
                                       "split": split})
                   for p in SMALL[key] for s in (GEMM_SHAPES[0], EXACT_SHAPE) for split in (1, 3)]
+    if kern.unaligned:      # rows not whole vectors, read where they lie a float at a time
+        cases += [("gemm", key, p, s, {"device": True, "trans": t, "split": split})
+                  for p in [p for p in SMALL[key] if p["WIDTH"] > 1][:1]
+                  for s in (GEMM_SHAPES[0], CLAMP_SHAPE)
+                  for t in ((False, False), (True, True)) for split in (1, 3)]
     if kern.guarded:        # an Inf: the scan flags it, the kernel returns, kernel 5 computes
         cases += [("gemm", key, SMALL[key][0], GEMM_SHAPES[1], {"inf": True})]   # k >= 48
     rc, out, err = simulate(cases)

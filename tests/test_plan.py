@@ -49,12 +49,16 @@ def full_path(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("shape", [(37, 40, 28), (37, 41, 29)], ids=["one-kernel", "copies"])
-def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, shape):
+@pytest.mark.parametrize("shape,floats", [((37, 40, 28), 1), ((37, 41, 29), 0),
+                                          ((37, 41, 29), 1)], ids=["one-kernel", "copies", "floats"])
+def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, thresholds, shape,
+                                                      floats):
     """gemm(queue, a, b) with every option at its default: from the third identical call on
     (the first makes the plan, the second finds it and sets the lane) the launch goes the
     express way, counted as a cache hit, its result bit for bit the full path's; for a
-    layout of one kernel (rows of whole vectors) and one with copies in and out alike."""
+    layout of one kernel (rows of whole vectors, or any read a float at a time) and one with
+    copies in and out alike."""
+    thresholds(unaligned_reads=floats)
     m, n, k = shape
     a, b = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
     first = clgemm.gemm(queue, a, b).get()
@@ -67,7 +71,7 @@ def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, sha
     assert len(full_path) == 2
     plan = next(iter(cache.plans.values()))
     assert plan.calls == 5 and plan.reused == 4
-    assert (next(iter(plan._variants.values())).single is None) == (n % 4 != 0)
+    assert (next(iter(plan._variants.values())).single is None) == (n % 4 != 0 and not floats)
     plan2 = clgemm.Plan(queue, m, n, k)              # a Plan's own calls alike
     plan2(a, b)
     plan2(a, b)
