@@ -1,7 +1,8 @@
 """Launch decisions, as plain functions of (kernel, parameters, shape, device facts).
 
 gemm() asks these questions of every product: pad the operands into whole tiles or not,
-how many slices of k (split-K), whether to lay a row-major A out K-major first, in which
+read operands whose rows are not whole vectors where they lie or copy them, how many
+slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
 and whether one row or column of C makes it a matrix-vector product (and in how many
 slices). Their thresholds were measured on the H200
