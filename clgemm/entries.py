@@ -167,3 +167,15 @@ def parse_shape(s: object) -> tuple[int, int, int] | None:
                                   for p in parts):
         return None
     return tuple(int(p) for p in parts)
+
+
+def shape_list(text: str) -> list[tuple[int, int, int]]:
+    """MxNxK,... (spaces around the commas allowed) as (m, n, k)s, each shape once, in the
+    order given; ValueError names the first that is not a shape."""
+    dims = []
+    for part in text.split(","):
+        shape = parse_shape(part.strip())
+        if shape is None:
+            raise ValueError(f"{part.strip()!r} is not MxNxK with positive integers")
+        dims.append(shape)
+    return list(dict.fromkeys(dims))

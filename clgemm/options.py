@@ -98,14 +98,10 @@ def scalar_value(ctx, param, value: float) -> float:
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     """--shapes of tune and bench: MxNxK,... (spaces around the commas allowed), each shape
     once, in the order given."""
-    dims = []
-    for part in text.split(","):
-        shape = entries.parse_shape(part.strip())
-        if shape is None:
-            raise click.BadParameter(f"{part.strip()!r} is not MxNxK with positive integers",
-                                     param_hint="--shapes")
-        dims.append(shape)
-    return list(dict.fromkeys(dims))
+    try:
+        return entries.shape_list(text)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--shapes") from None
 
 
 def kernel_keys(text: str) -> list[str]:

@@ -33,17 +33,11 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from clgemm import GEMM
+from clgemm import GEMM, entries
 
 
 def shape_list(text: str) -> list[str]:
-    out = []
-    for s in text.split(","):
-        parts = s.split("x")
-        if len(parts) != 3 or not all(p.isdigit() and int(p) >= 1 for p in parts):
-            raise argparse.ArgumentTypeError(f"{s!r} is not MxNxK with three integers >= 1")
-        out.append("x".join(str(int(p)) for p in parts))
-    return out
+    return ["x".join(map(str, dims)) for dims in entries.shape_list(text)]
 
 
 def kernel_file(key: str) -> str:

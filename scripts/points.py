@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pyopencl as cl
 
-from clgemm import build, kernels, store
+from clgemm import build, entries, kernels, store
 from clgemm.run import run_gemm
 
 
@@ -42,21 +42,11 @@ def parse_point(text: str) -> tuple[str | None, dict[str, int]]:
     return (source or None), params
 
 
-def shapes(text: str) -> list[tuple[int, int, int]]:
-    out = []
-    for s in text.split(","):
-        parts = s.split("x")
-        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            raise SystemExit(f"shape {s!r} is not MxNxK")
-        out.append(tuple(int(p) for p in parts))
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--points", required=True, help="[SOURCE:]NAME=V,NAME=V;... (';' between points)")
-    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192")
+    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192", type=entries.shape_list)
     ap.add_argument("--source", action="append", default=[], help="NAME=FILE (repeatable)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=None)
@@ -89,7 +79,7 @@ def main() -> None:
                     raise SystemExit(f"point {i} ({params}): {e}") from None
                 fp = build.footprint(ctx, kern, resolved)
                 regs[i] = None if fp is None else fp[0]
-            for m, n, k in shapes(args.shapes):
+            for m, n, k in args.shapes:
                 began = time.time()
                 try:
                     r = run_gemm(queue, m, n, k, kernel=kern.key, params=kparams,

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clgemm import store
+from clgemm import entries, store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,22 +34,13 @@ def positive(text: str) -> int:
     return int(text)
 
 
-def shapes(text: str) -> list[tuple[str, str, str]]:
-    """MxNxK,... as (m, n, k) strings of positive integers; argparse names a bad one."""
-    out = [tuple(s.split("x")) for s in text.split(",")]
-    for shape, parts in zip(text.split(","), out):
-        if len(parts) != 3 or not all(p.isdigit() and int(p) >= 1 for p in parts):
-            raise argparse.ArgumentTypeError(f"{shape!r} is not MxNxK with three integers >= 1")
-    return [tuple(str(int(p)) for p in parts) for parts in out]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--kernel", required=True,
                     help="GEMM kernel number (1-8), or matvec-sweep or matvec-dot")
-    ap.add_argument("--shapes", required=True, type=shapes, help="MxNxK,...")
+    ap.add_argument("--shapes", required=True, type=entries.shape_list, help="MxNxK,...")
     ap.add_argument("--budget", type=positive, default=100, help="evaluations per shape")
     ap.add_argument("--timeout", type=positive, default=150, help="seconds per tune")
     ap.add_argument("--workers", type=positive, default=8, help="compiling worker processes")
@@ -68,7 +59,7 @@ def main():
         shipped = json.loads(Path(a.shipped).read_text())
     except (OSError, ValueError) as e:
         ap.error(f"--shipped {a.shipped}: cannot read a database from it ({e})")
-    for m, n, k in a.shapes:
+    for m, n, k in (map(str, dims) for dims in a.shapes):
         shape = f"{m}x{n}x{k}"
         cmd = [sys.executable, "-m", "clgemm", "tune", "--kernel", a.kernel, "--m", m, "--n", n,
                "--k", k, "--budget", str(a.budget), "--workers", str(a.workers), "--json"]
