@@ -408,3 +408,14 @@ def test_aligned_and_host_operands_take_the_vector_loads(queue, rng):
         prep = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
         assert not prep.floats
     assert all(key[0] != "floats" for key in plan._programs)
+
+
+def test_describe_says_which_rows_are_read_a_float_at_a_time(queue):
+    """Plan.describe (the bench's and `clgemm run`'s account of a launch) reports the
+    float-at-a-time build for dense operands whose k or n is not a multiple of 4, and no
+    padding there."""
+    params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    for (m, n, k), floats in (((37, 53, 29), True), ((36, 52, 28), False), ((36, 53, 28), True),
+                              ((36, 52, 29), True)):
+        d = clgemm.Plan(queue, m, n, k, kernel="5", params=params).describe()
+        assert d["floats"] is floats and not (floats and d["padded"]), (m, n, k)
