@@ -69,8 +69,11 @@ DEFAULTS: dict[str, float] = {
     "columns_max_aspect": 1.0,
     # read an A or B whose leading dimension or width is not a multiple of the vector width
     # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
-    # copying it into an aligned buffer first: 1 yes, 0 no
-    "unaligned_reads": 1,
+    # copying it into an aligned buffer first, in products no deeper than this (0: never).
+    # On an H100 the build's tile loop ran at x0.87 (7919x7919x769, 5003x3001x2039,
+    # 4001^3), while at k = 1 the copy it saves was a quarter of the call
+    # (4096x4096x1: 0.036 ms a call against 0.050-0.055 with the copy)
+    "unaligned_max_k": 16,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -97,7 +100,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
-    "unaligned_reads": (0, 1),
+    "unaligned_max_k": (0, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -175,13 +178,14 @@ def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
             else tuple(shape))
 
 
-def reads_floats(kern: kernels.Kernel, f: Facts, mode: str = "auto") -> bool:
+def reads_floats(kern: kernels.Kernel, k: int, f: Facts, mode: str = "auto") -> bool:
     """Whether an operand whose rows are not whole vectors (an unaligned leading dimension
     or width) is read where it lies, a float at a time, rather than copied into an aligned
-    buffer: where the kernel has that build, the device's `unaligned_reads` allows it and
-    padding is not asked for (its copies align the operands anyway). The copies cost 6-10%
-    of a call at 7919x7919x769 and 5003x3001x2039 (results/h100/README.md)."""
-    return kern.unaligned and f["unaligned_reads"] >= 1 and mode != "yes"
+    buffer: where the kernel has that build, k is at most `unaligned_max_k` and padding is
+    not asked for (its copies align the operands anyway). The build's loads slow its tile
+    loop by about 13%, while the copy it saves is a launch of its own: worth it only where
+    the loop is a tile or two."""
+    return kern.unaligned and k <= f["unaligned_max_k"] and mode != "yes"
 
 
 def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:
