@@ -69,11 +69,12 @@ DEFAULTS: dict[str, float] = {
     "columns_max_aspect": 1.0,
     # read an A or B whose leading dimension or width is not a multiple of the vector width
     # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
-    # copying it into an aligned buffer first, in products no deeper than this (0: never).
-    # On an H100 the build's tile loop ran at x0.87 (7919x7919x769, 5003x3001x2039,
-    # 4001^3), while at k = 1 the copy it saves was a quarter of the call
-    # (4096x4096x1: 0.036 ms a call against 0.050-0.055 with the copy)
-    "unaligned_max_k": 16,
+    # copying it into an aligned buffer first, in products of at most this many multiply-adds
+    # m*n*k (0: never). On an H100 the build's tile loop ran at x0.87 (7919x7919x769,
+    # 5003x3001x2039, 4001^3), while the copy it saves is a launch of its own: whole calls
+    # at 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at 31, x1.03 at 63, x0.98 at 127,
+    # x0.93 at 255. 2^30 is 4096x4096x64; elsewhere the volume stands in for the loop's share
+    "unaligned_max_volume": 2**30,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -100,7 +101,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
-    "unaligned_max_k": (0, _INF),
+    "unaligned_max_volume": (0, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -178,14 +179,14 @@ def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
             else tuple(shape))
 
 
-def reads_floats(kern: kernels.Kernel, k: int, f: Facts, mode: str = "auto") -> bool:
+def reads_floats(kern: kernels.Kernel, shape: Shape, f: Facts, mode: str = "auto") -> bool:
     """Whether an operand whose rows are not whole vectors (an unaligned leading dimension
     or width) is read where it lies, a float at a time, rather than copied into an aligned
-    buffer: where the kernel has that build, k is at most `unaligned_max_k` and padding is
-    not asked for (its copies align the operands anyway). The build's loads slow its tile
-    loop by about 13%, while the copy it saves is a launch of its own: worth it only where
-    the loop is a tile or two."""
-    return kern.unaligned and k <= f["unaligned_max_k"] and mode != "yes"
+    buffer: where the kernel has that build, the product is at most `unaligned_max_volume`
+    multiply-adds and padding is not asked for (its copies align the operands anyway). The
+    build's loads slow its tile loop by about 13%, a cost that grows with m*n*k, while the
+    copy it saves is mostly a launch's fixed cost: worth it only for small products."""
+    return kern.unaligned and math.prod(shape) <= f["unaligned_max_volume"] and mode != "yes"
 
 
 def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:

@@ -172,7 +172,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     # vectors is read there a float at a time where the kernel can (reads_floats), rather
     # than copied into an aligned buffer; then nothing is padded
     al = plan.align
-    floats = plan.reads_floats(k) and any(
+    floats = plan.reads_floats(rows, cols, k) and any(
         isinstance(v, View) and not v.mem.offset and (v.mem.ld % al or v.mem.cols % al)
         for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
                         (y, ry or not is_transposed(y))) if lies)

@@ -345,7 +345,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     time, which would pad nothing); then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
     thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0,
-               unaligned_max_k=0)
+               unaligned_max_volume=0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
@@ -368,7 +368,7 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
     """Device operands whose rows are not whole vectors (leading dimensions 29, 53, 13...)
     are read where they lie by the AB_UNALIGNED build: the kernel reads the caller's
     buffers, nothing is padded, and its result is bit for bit that of the aligned copies
-    the layout makes with unaligned_max_k 0, for each of A and B read as given or
+    the layout makes with unaligned_max_volume 0, for each of A and B read as given or
     transposed, with split-K, and with beta."""
     gemm_mod = sys.modules["clgemm.gemm"]
     params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
@@ -380,7 +380,7 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
         da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
         out = []
         for on in (1, 0):
-            thresholds(unaligned_max_k=10**9 if on else 0)
+            thresholds(unaligned_max_volume=10**18 if on else 0)
             plan = GemmPlan(queue, kernel, params, transposed_by="kernel", split_k=split)
             dc = cla.to_device(queue, c0)
             prep = gemm_mod.prepare(plan, da.T if ta else da, db_.T if tb else db_, dc, 1.5, beta)
@@ -412,9 +412,9 @@ def test_aligned_and_host_operands_take_the_vector_loads(queue, rng):
 
 def test_describe_says_which_rows_are_read_a_float_at_a_time(queue, thresholds):
     """Plan.describe (the bench's and `clgemm run`'s account of a launch) reports the
-    float-at-a-time build for dense operands whose k or n is not a multiple of 4, no deeper
-    than unaligned_max_k, and no padding there."""
-    thresholds(unaligned_max_k=28)
+    float-at-a-time build for dense operands whose k or n is not a multiple of 4, of at most
+    unaligned_max_volume multiply-adds, and no padding there."""
+    thresholds(unaligned_max_volume=36 * 53 * 28)
     params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
     for (m, n, k), floats in (((37, 53, 27), True), ((36, 52, 28), False), ((36, 53, 28), True),
                               ((36, 52, 27), True), ((36, 53, 29), False), ((36, 53, 32), False)):
@@ -422,12 +422,15 @@ def test_describe_says_which_rows_are_read_a_float_at_a_time(queue, thresholds):
         assert d["floats"] is floats and not (floats and d["padded"]), (m, n, k)
 
 
-def test_only_shallow_products_read_unaligned_rows_by_default(queue):
+def test_only_small_products_read_unaligned_rows_by_default(queue):
     """The generic threshold: the float-at-a-time build's loop ran at x0.87 on an H100, so a
-    deep product keeps the aligned copies and the vector loads, while one of k <= 16 (a
-    tile or two of k, where the copy is most of the call) reads its rows where they lie."""
+    large product keeps the aligned copies and the vector loads, while one of at most 2^30
+    multiply-adds (4096 x 4096 x 64, where the copy was still the larger cost) reads its
+    rows where they lie. (Plans only: nothing this large is launched here.)"""
     params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
-    for k, floats in ((1, True), (15, True), (16, True), (17, False), (769, False), (800, False)):
-        n = 53 if k % 4 == 0 else 52
-        assert clgemm.Plan(queue, 37, n, k, kernel="5", params=params).describe()["floats"] \
-            is floats, k
+    for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 63), True),
+                              ((4096, 4096, 65), False), ((4096, 4095, 64), True),
+                              ((4096, 4097, 64), False), ((8192, 8192, 17), False),
+                              ((7919, 7919, 769), False), ((37, 53, 29), True)):
+        assert clgemm.Plan(queue, m, n, k, kernel="5", params=params).describe()["floats"] \
+            is floats, (m, n, k)

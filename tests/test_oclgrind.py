@@ -131,7 +131,7 @@ def test_gemm_kernel_is_clean(key):
                   for p in SMALL[key] for s in (GEMM_SHAPES[0], EXACT_SHAPE) for split in (1, 3)]
     if kern.unaligned:      # rows not whole vectors, read where they lie a float at a time
         cases += [("gemm", key, p, s, {"device": True, "trans": t, "split": split,
-                                      "thresholds": {"unaligned_max_k": 10**9}})
+                                      "thresholds": {"unaligned_max_volume": 10**18}})
                   for p in [p for p in SMALL[key] if p["WIDTH"] > 1][:1]
                   for s in (GEMM_SHAPES[0], CLAMP_SHAPE)
                   for t in ((False, False), (True, True)) for split in (1, 3)]
