@@ -13,8 +13,7 @@
 // write, where clEnqueueCopyBufferRect moved 1.6 TB/s (docs/levers.md). H100, the scalar
 // build with PER = 1 in groups of 64 x 1: 0.7-0.8 TB/s; with PER = 4 in groups of 64 x 4
 // the device spans of whole calls at 7919x7919x769 and 5003x3001x2039 took x0.96 and x0.93
-// the time
-// (results/h100/README.md, "Unaligned operands").
+// the time (results/h100/README.md, "Unaligned operands").
 
 #ifndef VW
 #define VW 4
