@@ -217,7 +217,10 @@ class Evaluator:
     def _operands(self, plan):
         """A, B and C on the device as the target's launch takes them: A and B zero-padded
         to whole tiles when gemm() pads (the copies that pad them are not timed), A K x M
-        when it is read K-major (`kmajor_a`), and that flag; kept per layout."""
+        when it is read K-major (`kmajor_a`), and that flag; kept per layout. Their rows are
+        whole vectors, as gemm() lays out host operands: a caller's device operands whose
+        rows are not, in a product below unaligned_max_volume, take the AB_UNALIGNED build
+        instead (heuristics.reads_floats), which is not what is timed here."""
         (mp, np_, kp), kmajor = self.layout(plan)
         key = (plan.align, kmajor, mp, np_, kp)
         if key not in self._mats:

@@ -44,7 +44,7 @@ class Prepared:
     tail: tuple[int, int] | None = None  # (tail_from, slices) of a spread last wave (tail_split)
     params: dict | None = None    # a matrix-vector launch's kernel parameters (matvec.prepare)
     columns_first: bool = False   # C's tiles taken down columns (heuristics.columns_first)
-    floats: bool = False          # A and B read where they lie a float at a time (reads_floats)
+    floats: bool = False          # the AB_UNALIGNED build runs: A and B at any leading dimension
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:

@@ -172,12 +172,14 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // cols count floats), each loaded alone and packed into the staging vector: any leading
     // dimension. An index along m or n is clamped to the matrix's last row or column (as in
     // CLAMP: those results are never stored); one along k is taken as it is, and KOK says
-    // whether a float at depth i is read (else it is zero).
+    // whether a float at depth i is read (else it is zero). A row that is not read points
+    // at row 0: the first tile's rows before k0 would point before the matrix.
     #define LOAD_FLOATS(dst, src, ld, row0, rows, RFIX, ROK, col0, cols, CFIX, COK, COLSV, COUNT) \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
             const int e = tid + l * NT;                                                 \
             const int r = (row0) + e / (COLSV), c = (col0) + (e % (COLSV)) * WIDTH;     \
-            const __global float* p = (const __global float*)(src) + (size_t)RFIX(r, rows) * (ld); \
+            const __global float* p = (const __global float*)(src)                      \
+                                      + (size_t)(ROK(r) ? RFIX(r, rows) : 0) * (ld);    \
             float s[WIDTH];                                                             \
             _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
                 s[w] = (ROK(r) && COK(c + w)) ? p[CFIX(c + w, cols)] : 0.0f;           \
@@ -187,7 +189,8 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define U_AS_IS(i, n) (i)
     #define U_ALL(i) 1
     // the tiles are counted back from kend: tile 0 starts at kfirst <= k0, and only its
-    // floats before k0 (or, in an empty split-K slice, past kend) are left out
+    // floats before k0 are left out (< kend keeps a slice of k with nothing to do, which
+    // heuristics.splits never makes, from reading past the end)
     #define U_FIRST(i) ((i) >= k0 && (i) < kend)
 #ifndef A_KMAJOR
     #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, U_AS_IS, KOK, TSK / WIDTH, LPTA)

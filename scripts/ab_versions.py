@@ -36,10 +36,6 @@ from pathlib import Path
 from clgemm import GEMM, entries
 
 
-def shape_list(text: str) -> list[str]:
-    return ["x".join(map(str, dims)) for dims in entries.shape_list(text)]
-
-
 def kernel_file(key: str) -> str:
     for k in GEMM.values():
         if key in (k.key, k.name):
@@ -124,12 +120,16 @@ def main() -> None:
     ap.add_argument("--source", type=Path, help="add a version: the first one with --kernel's "
                                                 ".cl file replaced by this file")
     ap.add_argument("--kernel", default="5", help="GEMM kernel number or name [default: 5]")
-    ap.add_argument("--shapes", required=True, type=shape_list, help="MxNxK,...")
+    ap.add_argument("--shapes", required=True, help="MxNxK,...")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=10, help="timed calls per measurement")
     ap.add_argument("--device", help="passed to the CLI's --device")
     ap.add_argument("--out", help="write every run here as JSON lines")
     args = ap.parse_args()
+    try:
+        args.shapes = ["x".join(map(str, dims)) for dims in entries.shape_list(args.shapes)]
+    except ValueError as e:
+        ap.error(f"--shapes: {e}")
     versions = [(n, Path(w).resolve()) for n, w in (v.split("=", 1) for v in args.versions.split(","))]
     if args.source:
         versions.append(("source", with_source(versions[0][1], args.kernel, args.source.resolve())))

@@ -46,12 +46,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--points", required=True, help="[SOURCE:]NAME=V,NAME=V;... (';' between points)")
-    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192", type=entries.shape_list)
+    ap.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192")
     ap.add_argument("--source", action="append", default=[], help="NAME=FILE (repeatable)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    try:
+        args.shapes = entries.shape_list(args.shapes)
+    except ValueError as e:
+        ap.error(f"--shapes: {e}")
 
     base = kernels.get(args.kernel)
     variants = {None: base}

@@ -40,7 +40,7 @@ def main():
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--kernel", required=True,
                     help="GEMM kernel number (1-8), or matvec-sweep or matvec-dot")
-    ap.add_argument("--shapes", required=True, type=entries.shape_list, help="MxNxK,...")
+    ap.add_argument("--shapes", required=True, help="MxNxK,...")
     ap.add_argument("--budget", type=positive, default=100, help="evaluations per shape")
     ap.add_argument("--timeout", type=positive, default=150, help="seconds per tune")
     ap.add_argument("--workers", type=positive, default=8, help="compiling worker processes")
@@ -51,6 +51,10 @@ def main():
     ap.add_argument("--out", default=None,
                     help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
+    try:
+        a.shapes = entries.shape_list(a.shapes)
+    except ValueError as e:
+        ap.error(f"--shapes: {e}")
     commit = a.commit or store.commit(ROOT)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)    # before the first tune, not after it

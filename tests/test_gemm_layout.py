@@ -357,8 +357,8 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     assert close(host_result(queue, prep), verify.reference(a, b), k)
 
 
-# odd shapes, whole tiles of k with m and n not (the CLAMP build's case), k = 1, and more
-# slices of k than it has tiles
+# odd shapes, whole tiles of k with m and n not (the CLAMP build's case), k = 1, two tiles
+# of k, and 17 tiles of k in 3 slices
 FLOAT_SHAPES = [(37, 53, 29), (37, 53, 48), (5, 3, 1), (64, 64, 13), (3, 70, 129)]
 
 
@@ -398,9 +398,11 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
         assert close(out[0], verify.reference(opa, opb, 1.5, beta, c0), k)
 
 
-def test_aligned_and_host_operands_take_the_vector_loads(queue, rng):
+def test_aligned_and_host_operands_take_the_vector_loads(queue, rng, thresholds):
     """The float-at-a-time build is for rows that are not whole vectors only: aligned device
-    operands and host ones (uploaded into aligned buffers) keep the vector loads."""
+    operands and host ones (uploaded into aligned buffers) keep the vector loads, whatever
+    the threshold allows."""
+    thresholds(unaligned_max_volume=10**18)
     gemm_mod = sys.modules["clgemm.gemm"]
     plan = GemmPlan(queue, "5", dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1))
     a, b = rand(rng, 37, 28), rand(rng, 28, 52)

@@ -54,6 +54,10 @@ RUNNER = textwrap.dedent("""
                               transposed_by="kernel" if "trans" in opts else "transpose",
                               split_k=opts.get("split", "auto"))
             out = out if isinstance(out, np.ndarray) else out.get()
+            if opts.get("device"):    # the float-at-a-time build ran (its program was built)
+                from clgemm import cache
+                (plan,) = cache.plans.values()
+                assert any(key[0] == "floats" for key in plan.launch._programs), opts
             if "columns" in opts:     # the order these thresholds give the kernel's tiles
                 plan = launch.GemmPlan(q, kernel, params, transposed_by="transpose")
                 assert plan.columns_first(m, n, k) == opts["columns"], opts
