@@ -173,7 +173,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     # than copied into an aligned buffer; then nothing is padded
     al = plan.align
     floats = plan.reads_floats(rows, cols, k) and any(
-        isinstance(v, View) and not v.mem.offset and (v.mem.ld % al or v.mem.cols % al)
+        isinstance(v, View) and not v.mem.offset and not v.mem.whole_vectors(al)
         for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
                         (y, ry or not is_transposed(y))) if lies)
     launched = plan.launched(rows, cols, k, floats)
@@ -269,10 +269,10 @@ class _Layout:
         if isinstance(x, np.ndarray):
             return operands.raw(self.queue, x, self.align, shape, self.allocator)
         m = x.mem
-        want = shape or (m.rows, rounded(m.cols, self.align))
-        if not m.offset and (floats and shape is None or
-                             (m.rows, m.cols) == want and m.ld % self.align == 0):
+        if not m.offset and (shape is None and (floats or m.whole_vectors(self.align))
+                             or (m.rows, m.cols) == shape and m.ld % self.align == 0):
             return m
+        want = shape or (m.rows, rounded(m.cols, self.align))
         out = self.zeros(want[0], m.cols if shape is None else want[1], want[1])
         self.copy(m, out, x.port, None)
         return out

@@ -35,6 +35,11 @@ class Matrix:
     ld: int
     offset: int = 0
 
+    def whole_vectors(self, align: int) -> bool:
+        """Whether its rows are whole vectors of `align` floats (width and leading dimension
+        multiples of it): what the kernels' vector loads read where it lies."""
+        return self.cols % align == 0 and self.ld % align == 0
+
 
 @dataclass(frozen=True)
 class View:

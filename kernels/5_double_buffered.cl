@@ -171,9 +171,9 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // Vector c of a row of `src` is its floats c*WIDTH .. c*WIDTH + WIDTH-1 (here col0 and
     // cols count floats), each loaded alone and packed into the staging vector: any leading
     // dimension. An index along m or n is clamped to the matrix's last row or column (as in
-    // CLAMP: those results are never stored); one along k is taken as it is, and KOK says
-    // whether a float at depth i is read (else it is zero). A row that is not read points
-    // at row 0: the first tile's rows before k0 would point before the matrix.
+    // CLAMP: those results are never stored); one along k is taken as it is (DEPTH), and
+    // KOK says whether a float at depth i is read (else it is zero). A row that is not read
+    // points at row 0: the first tile's rows before k0 would point before the matrix.
     #define LOAD_FLOATS(dst, src, ld, row0, rows, RFIX, ROK, col0, cols, CFIX, COK, COLSV, COUNT) \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
             const int e = tid + l * NT;                                                 \
@@ -186,21 +186,20 @@ void gemm(const int M, const int N, const int K, const float alpha,
             dst[l] = PACK(s, 0);                                                        \
         }
     #define U_CLAMP(i, n) min((i), (n) - 1)
-    #define U_AS_IS(i, n) (i)
     #define U_ALL(i) 1
     // the tiles are counted back from kend: tile 0 starts at kfirst <= k0, and only its
     // floats before k0 are left out (< kend keeps a slice of k with nothing to do, which
     // heuristics.splits never makes, from reading past the end)
     #define U_FIRST(i) ((i) >= k0 && (i) < kend)
 #ifndef A_KMAJOR
-    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, U_AS_IS, KOK, TSK / WIDTH, LPTA)
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTA)
 #else
-    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, U_AS_IS, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA)
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, DEPTH, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA)
 #endif
 #ifndef B_NMAJOR
-    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, U_AS_IS, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB)
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, DEPTH, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB)
 #else
-    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, U_AS_IS, KOK, TSK / WIDTH, LPTB)
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTB)
 #endif
     #undef LOAD_TILE
     #define LOAD_TILE(t) LOAD_A_OK(t, U_ALL) LOAD_B_OK(t, U_ALL)
