@@ -239,7 +239,7 @@ def test_nvidia_local_memory_is_probed_once_and_cached(tmp_path, monkeypatch):
     the limit the constraints use there is probed once per device and driver, and kept in
     the clgemm home."""
     import json
-    from clgemm import device
+    from clgemm import device, probes
 
     class H200(FakeDevice):
         extensions = "cl_khr_fp64 cl_nv_device_attribute_query"
@@ -248,22 +248,22 @@ def test_nvidia_local_memory_is_probed_once_and_cached(tmp_path, monkeypatch):
         registers_per_block_nv = 65536
     monkeypatch.setenv("CLGEMM_HOME", str(tmp_path))
     monkeypatch.setattr(device, "_local", {})
-    probes = []
-    monkeypatch.setattr(device, "probe_local_mem", lambda dev: probes.append(dev) or 232448)
+    asked = []
+    monkeypatch.setattr(probes, "local_mem", lambda dev: asked.append(dev) or 232448)
     k = kernels.get("7")
     big = dict(TSM=256, TSN=128, TSK=32, WM=64, WN=64)             # 8 warps, 102 KiB
     assert k.geometry.local_bytes(big) == 104448
     assert k.violations(big, FakeDevice()) == ["local memory 104448 bytes exceeds the device's 49152"]
     assert k.violations(big, H200()) == []
-    assert device.local_mem_limit(H200()) == 232448 and len(probes) == 1
-    doc = json.loads((tmp_path / device.FACTS_FILE).read_text())
+    assert device.local_mem_limit(H200()) == 232448 and len(asked) == 1
+    doc = json.loads((tmp_path / probes.FACTS_FILE).read_text())
     assert doc["NVIDIA H200 | 580.159.04"]["local_mem_bytes"] == 232448
     monkeypatch.setattr(device, "_local", {})                      # a new process: the file
-    assert device.local_mem_limit(H200()) == 232448 and len(probes) == 1
+    assert device.local_mem_limit(H200()) == 232448 and len(asked) == 1
     k5 = kernels.get("5")
     bad = k5.violations(dict(TSM=256, TSN=256, TSK=32, WPTM=16, WPTN=16, WIDTH=4, PAD=1), H200())
     assert "local memory 133120 bytes exceeds" not in " ".join(bad)   # 130 KiB fits
-    assert device.local_mem_limit(FakeDevice()) == 49152 and len(probes) == 1   # not NVIDIA
+    assert device.local_mem_limit(FakeDevice()) == 49152 and len(asked) == 1   # not NVIDIA
     monkeypatch.undo()                 # the real probe, on a stand-in it cannot build for
     nameless = SimpleNamespace(extensions=H200.extensions, local_mem_size=49152)
     assert device.local_mem_limit(nameless) == 49152
@@ -294,9 +294,9 @@ def test_registers_of_a_build_are_a_constraint(monkeypatch):
 def test_local_memory_probe_finds_the_real_limit():
     """The probe bisects up from a low guess to the largest static local array that runs;
     Oclgrind enforces its 32 KiB."""
-    from clgemm import device
+    from clgemm import device, probes
     try:
         sim = device.select("oclgrind")
     except device.DeviceNotFound:
         pytest.skip("Oclgrind not installed")
-    assert device.probe_local_mem(sim, low=8 * 1024, top=64 * 1024) == 32 * 1024
+    assert probes.local_mem(sim, low=8 * 1024, top=64 * 1024) == 32 * 1024
