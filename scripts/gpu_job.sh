@@ -37,6 +37,10 @@ jobs:
   ptx KERNEL [NAME=VALUE...]     registers and PTX counts of one build (scripts/inspect_ptx.py)
   edges [SIZE]                   kernels 5 and 7 at float's edges (scripts/tc_special.py)
   cublas [SIZES]                 cuBLAS FP32 reference through torch (scripts/cublas_ref.py)
+  plans --shapes S --variant V... [OPTIONS...]
+                                 whole calls of clgemm.Plan variants (other thresholds,
+                                 split counts, points, padding) at each shape, interleaved,
+                                 beside cuBLAS's (scripts/plans.py)
   overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
                                  launch (scripts/call_overhead.py)
   tests [PYTEST ARGS...]         the test suite (or the files and tests named) on this
@@ -69,7 +73,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|probe|ab|points|kernels|transposes|ptx|edges|cublas|overhead|tests|tune-rate|recorded) ;;
+  bench|tune-and-ship|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -160,6 +164,9 @@ case "$job" in
     ;;
   cublas)
     python3 scripts/cublas_ref.py --sizes "${1:-1024,2048,4096,8192,4000}" | tee "$OUT/cublas.txt"
+    ;;
+  plans)
+    python3 scripts/plans.py --json "$OUT/plans.json" "$@" | tee "$OUT/plans.txt"
     ;;
   overhead)
     python3 scripts/call_overhead.py --json "$OUT/overhead.json" "$@" | tee "$OUT/overhead.txt"

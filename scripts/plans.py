@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Whole calls of clgemm.Plan variants at each shape, interleaved, beside cuBLAS's call.
+
+A variant is a Plan made with other options or other heuristics thresholds than gemm()'s
+defaults, so that a launch decision (a build, padding, split-K, the entry's parameters)
+can be measured as users meet it, before it becomes a rule:
+
+    python3 scripts/plans.py --shapes 1023x1023x1023,1500x1500x7000 \\
+        --variant base: --variant copies:unaligned_max_volume=0 \\
+        --variant "tiles:TSM=128;TSN=128;TSK=8;WPTM=16;WPTN=8;WIDTH=4;PAD=1;split_k=8"
+
+A variant is NAME:ITEM;ITEM;... with ITEM one of: a heuristics threshold (NAME=VALUE, see
+clgemm/heuristics.py DEFAULTS), split_k=N|auto, pad=auto|yes|no, kernel=KEY, or a kernel
+parameter in capitals (TSM=128; give all of the kernel's parameters: the ones left out
+take the registry's defaults, not the tuned entry's). Each call is
+plan(a, b) on device Arrays (dense, rows of k and n floats, as `clgemm bench` makes them)
+plus queue.finish(), host wall-clock; each variant's output is checked against float64
+on sampled rows first. Prints a table (median ms, x the first variant, x cuBLAS) and, with
+--json, writes the rows with each plan's describe().
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import numpy as np
+import pyopencl as cl
+
+import clgemm
+from clgemm import bench, contenders, device, entries, heuristics, launch
+
+
+def variant(text: str) -> tuple[str, dict, dict, dict]:
+    """(name, Plan options, kernel parameters, thresholds) of NAME:ITEM;ITEM;..."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name:
+        raise ValueError(f"{text!r}: a variant is NAME:ITEM;ITEM;... (ITEMs may be none)")
+    options: dict = {}
+    params: dict = {}
+    thresholds: dict = {}
+    for item in filter(None, (i.strip() for i in rest.split(";"))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"{item!r} in variant {name!r}: an item is KEY=VALUE")
+        if key in heuristics.DEFAULTS:
+            thresholds[key] = float(value)
+        elif key == "split_k":
+            options[key] = value if value == "auto" else int(value)
+        elif key in ("pad", "kernel"):
+            options[key] = value
+        elif key.isupper():
+            params[key] = int(value)
+        else:
+            raise ValueError(f"{key!r} in variant {name!r}: not a threshold ("
+                             f"{', '.join(heuristics.DEFAULTS)}), split_k, pad, kernel or a "
+                             f"kernel parameter")
+    return name, options, params, thresholds
+
+
+def make_plan(queue, shape, options: dict, params: dict, thresholds: dict, p) -> clgemm.Plan:
+    """A Plan made, and laid out by a first call, with `thresholds` over the defaults; the
+    defaults are back in place after it (a Plan keeps the layout its first call made)."""
+    saved = dict(heuristics.DEFAULTS)
+    try:
+        heuristics.DEFAULTS.update(thresholds)
+        launch._facts.clear()
+        plan = clgemm.Plan(queue, *shape, params=params or None, **options)
+        plan(p.dev_a, p.dev_b)
+        queue.finish()
+    finally:
+        heuristics.DEFAULTS.clear()
+        heuristics.DEFAULTS.update(saved)
+        launch._facts.clear()
+    return plan
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--shapes", required=True, help="MxNxK,...")
+    ap.add_argument("--variant", action="append", required=True, help="NAME:ITEM;ITEM;...")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=10, help="calls a variant a round (more "
+                    "where they last under 25 ms)")
+    ap.add_argument("--no-cublas", action="store_true")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--json", default=None, help="write the rows here")
+    args = ap.parse_args()
+    try:
+        shapes = entries.shape_list(args.shapes)
+        variants = [variant(v) for v in args.variant]
+    except ValueError as e:
+        ap.error(str(e))
+    q = device.queue(device.select(args.device))
+    rng = np.random.default_rng()
+    rows = []
+    for shape in shapes:
+        p = contenders.Problem(q, *shape, rng)
+        live = []
+        for name, options, params, thresholds in variants:
+            row = {"m": shape[0], "n": shape[1], "k": shape[2], "variant": name,
+                   "options": options, "params_given": params, "thresholds": thresholds}
+            try:
+                plan = make_plan(p.plain, shape, options, params, thresholds, p)
+                out = plan(p.dev_a, p.dev_b)
+                err, ok = p.check(out.get()[p.rows])
+                row.update(rel_error=err, verified=ok, plan=plan.describe())
+                if not ok:
+                    row.update(status="failed", reason="over tolerance")
+                else:
+                    live.append((row, lambda plan=plan: plan(p.dev_a, p.dev_b), p.plain.finish))
+            except (ValueError, cl.Error) as e:
+                row.update(status="failed", reason=f"{type(e).__name__}: {e}")
+            rows.append(row)
+        if not args.no_cublas:
+            row = {"m": shape[0], "n": shape[1], "k": shape[2], "variant": "cublas"}
+            try:
+                c = contenders.cublas_contender(p)
+                live.append((row, c.call, c.sync))
+            except contenders.Skipped as e:
+                row.update(status="skipped", reason=str(e))
+            rows.append(row)
+        times: dict[int, list[float]] = {id(r): [] for r, _, _ in live}
+        for _ in range(args.rounds):
+            for row, call, sync in live:
+                times[id(row)].append(statistics.median(bench.wall(call, sync, args.repeat)))
+        for row, _, _ in live:
+            row.update(status="ok", call_ms_median=statistics.median(times[id(row)]),
+                       call_ms_rounds=times[id(row)])
+    print(f"{q.device.name.strip()} | {q.device.driver_version.strip()} | whole calls, "
+          f"median of {args.rounds} interleaved rounds' medians (ms)")
+    print(f"{'shape':<18} {'variant':<14} {'ms':>9} {'x first':>8} {'x cublas':>9}  plan")
+    for shape in shapes:
+        mine = [r for r in rows if (r["m"], r["n"], r["k"]) == tuple(shape)]
+        ms = {r["variant"]: r.get("call_ms_median") for r in mine}
+        first, cub = ms.get(variants[0][0]), ms.get("cublas")
+        for r in mine:
+            t = r.get("call_ms_median")
+            d = r.get("plan") or {}
+            what = (f"{d.get('params')} splits {d.get('splits')} padded {d.get('padded')} "
+                    f"floats {d.get('floats')}" if d else r.get("reason", ""))
+            print(f"{'x'.join(map(str, shape)):<18} {r['variant']:<14} "
+                  f"{'-' if t is None else f'{t:.4f}':>9} "
+                  f"{(first / t if t and first else float('nan')):8.3f} "
+                  f"{(cub / t if t and cub else float('nan')):9.3f}  {what}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": q.device.name.strip(), "driver": q.device.driver_version.strip(),
+                       "command": " ".join(sys.argv), "rows": rows}, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
