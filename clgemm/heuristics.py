@@ -40,6 +40,12 @@ DEFAULTS: dict[str, float] = {
     "split_deep_k": 2048,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
+    # ...and on a grid of a group a compute unit or more, without a tuned count, the count
+    # (2-16, slices split_min_k deep or more) that fills the part-full last wave of resident
+    # groups best, where it cuts the busiest unit's k steps by this part (0: never):
+    # 1500x1500x7000 ran 288 groups of 64x128, three a unit, in one part-full wave
+    # (_resident_splits)
+    "split_wave_gain": 0.2,
     # choosing an entry for an untuned shape: entries within near_within (db.distance) of
     # the nearest are candidates; one whose predicted time (wave_steps) beats the nearest's
     # by wave_margin wins; entries whose tiles compute over tile_waste times the least
@@ -95,7 +101,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
     "pad_waste": (1, _INF),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
-    "split_thinner": (1, _INF),
+    "split_thinner": (1, _INF), "split_wave_gain": (0, 1),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF),
@@ -234,25 +240,27 @@ def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
 
 def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
            asked: int | str = "auto", tuned: tuple[Shape, int] | None = None,
-           pad: str = "auto") -> int:
+           pad: str = "auto", resident: int | None = None) -> int:
     """Slices of k a launch at `shape` computes apart (1: no split-K). `asked` is a count
     or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
     count there, and elsewhere the power of two nearest the same total of work-groups with
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
-    count that leaves the fewest waves of work (_fill_splits). Any count is then trimmed so
-    that every slice holds at least one tile of k."""
+    count that leaves the fewest waves of work (_fill_splits), or, on a larger grid whose
+    groups `resident` a compute unit leave the last wave part-full, the count that fills it
+    (_resident_splits). Any count is then trimmed so that every slice holds at least one
+    tile of k."""
     if not kern.split_k:
         return 1
     groups, depth = tiles(kern, params, shape)
     s = asked
     if s == "auto":
-        s = _auto_splits(kern, params, shape, groups, f, tuned, pad)
+        s = _auto_splits(kern, params, shape, groups, f, tuned, pad, resident)
     per = -(-depth // min(s, depth))
     return -(-depth // per)
 
 
 def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
-                 tuned: tuple[Shape, int] | None, pad: str) -> int:
+                 tuned: tuple[Shape, int] | None, pad: str, resident: int | None) -> int:
     m, n, k = shape
     if tuned is not None:
         at_shape, count = tuned
@@ -267,6 +275,8 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
                 s //= 2
     else:
         s = _fill_splits(groups, k, f)
+        if s == 1 and resident:
+            s = _resident_splits(groups, k, f, resident)
     align = kern.geometry.vector(params)
     while s > 1 and not workspace_fits(s, m, n, align, f):
         s //= 2
@@ -296,6 +306,30 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     if best == 1 and groups < wave and k >= 2 * f["split_deep_k"]:
         best = 2
     return best
+
+
+def _resident_splits(groups: int, k: int, f: Facts, resident: int) -> int:
+    """Slices of k for an untuned launch of a group a compute unit or more (which
+    _fill_splits leaves whole), where `resident` groups a unit run at once: the count of
+    2 to 16, slices split_min_k deep or more, whose busiest unit runs the fewest k steps
+    (its groups, a whole wave of `resident` for any part of one, times each slice's depth),
+    where that is split_wave_gain fewer than unsplit; the fewest slices of the best. The
+    slices' sum (a second launch over s partial products) is not counted: the gain asked
+    for covers it. 1500x1500x7000's 288 groups of 64x128, three a unit, filled 73% of one
+    wave (0.68x cuBLAS's call on the H200, 2026-12-06); in 4 slices, 3 waves of 97%."""
+    gain, units = f["split_wave_gain"], f.compute_units
+    if not gain or groups < units:
+        return 1
+    slots = resident * units
+
+    def steps(s: int) -> float:
+        g = groups * s
+        busiest = -(-g // units) if g <= slots else -(-g // slots) * resident
+        return busiest * k / s
+
+    counts = [s for s in (2, 4, 8, 16) if k // s >= f["split_min_k"]]
+    best = min(counts, key=steps, default=1)
+    return best if best > 1 and steps(best) <= (1 - gain) * steps(1) else 1
 
 
 def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
@@ -362,10 +396,10 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     than a wave costs a whole wave) times the k steps of each. Counting waves alone
     mispredicted launches under one wave (3 against 4 groups a unit)."""
     at = launched(kern, params, shape, f)
-    s = splits(kern, params, at, f, tuned=tuned)
+    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
+    s = splits(kern, params, at, f, tuned=tuned, resident=r)
     groups, depth = tiles(kern, params, at)
     groups *= s
-    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
     units = f.compute_units
     busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
     return busiest * -(-depth // s)

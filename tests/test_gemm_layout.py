@@ -177,6 +177,31 @@ def test_untuned_split_leaves_the_fewest_waves():
     assert _fill_splits(128, 1024, f2) == 2      # two groups a unit make the wave 264
 
 
+def test_untuned_split_fills_the_last_wave_of_resident_groups():
+    """On a grid of a group a unit or more, where `resident` groups a unit run at once and
+    the last wave of them is part-full, slices that fill it are taken where the busiest
+    unit's k steps drop by split_wave_gain; grids of whole (or nearly whole) waves, shallow
+    k and fewer groups than units are left as they were."""
+    from clgemm import kernels
+    from clgemm.heuristics import DEFAULTS, Facts, _resident_splits, splits
+    f = Facts(compute_units=132)
+    assert _resident_splits(288, 7008, f, 3) == 4    # 73% of a wave -> 3 waves of 97%
+    assert _resident_splits(144, 7000, f, 2) == 8    # 128x128 tiles of 1500 x 1500
+    assert _resident_splits(1024, 4096, f, 2) == 1   # 4096^3: 3.88 waves, split or not
+    assert _resident_splits(4096, 8192, f, 2) == 1   # 8192^3: 15.5 waves, split or not
+    assert _resident_splits(256, 2048, f, 2) == 1    # 2048^3: one wave of 97%
+    assert _resident_splits(1089, 4104, f, 2) == 1   # 4097^3: 5 waves; 8 slices save 17.5%
+    assert _resident_splits(288, 1500, f, 3) == 1    # slices of 750: nothing saved
+    assert _resident_splits(288, 1000, f, 3) == 1    # slices would be under split_min_k
+    assert _resident_splits(100, 2**16, f, 2) == 1   # under a group a unit: _fill_splits'
+    off = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_wave_gain=0))
+    assert _resident_splits(288, 7008, off, 3) == 1
+    # through splits(): only where the residents are known (a tuned entry records them)
+    k5 = kernels.get("5")
+    p = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
+    assert splits(k5, p, (1536, 1536, 7008), f, resident=3) == 4
+    assert splits(k5, p, (1536, 1536, 7008), f) == 1
+
 def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split, and
