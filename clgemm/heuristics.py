@@ -41,10 +41,9 @@ DEFAULTS: dict[str, float] = {
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
     # ...and on a grid of a group a compute unit or more, without a tuned count, the count
-    # (2-16, slices split_min_k deep or more) that fills the part-full last wave of resident
-    # groups best, where it cuts the busiest unit's k steps by this part (0: never):
-    # 1500x1500x7000 ran 288 groups of 64x128, three a unit, in one part-full wave
-    # (_resident_splits)
+    # (2-16, slices split_min_k deep or more) that evens out the groups each unit runs, where
+    # it cuts the busiest unit's k steps by this part (0: never): 1500x1500x7000 ran 288
+    # groups of 64x128 on 132 units, 3 on some where the share is 2.2 (_wave_splits)
     "split_wave_gain": 0.2,
     # choosing an entry for an untuned shape: entries within near_within (db.distance) of
     # the nearest are candidates; one whose predicted time (wave_steps) beats the nearest's
@@ -79,8 +78,10 @@ DEFAULTS: dict[str, float] = {
     # m*n*k (0: never). On an H100 the build's tile loop ran at x0.87 (7919x7919x769,
     # 5003x3001x2039, 4001^3), while the copy it saves is a launch of its own: whole calls
     # at 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at 31, x1.03 at 63, x0.98 at 127,
-    # x0.93 at 255. 2^30 is 4096x4096x64; elsewhere the volume stands in for the loop's share
-    "unaligned_max_volume": 2**30,
+    # x0.93 at 255; at 2^30 (4096x4096x64) it had stopped paying along other lines: whole
+    # calls, H100, 2026-12-06, against the copies x1.43 at 2047x2047x63, x1.07 at 767^3, x1.02
+    # at 1023^3, x0.81 at 1501x1501x401 (9e8). The volume stands in for the loop's share
+    "unaligned_max_volume": 2**29,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -240,27 +241,27 @@ def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
 
 def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
            asked: int | str = "auto", tuned: tuple[Shape, int] | None = None,
-           pad: str = "auto", resident: int | None = None) -> int:
+           pad: str = "auto") -> int:
     """Slices of k a launch at `shape` computes apart (1: no split-K). `asked` is a count
     or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
     count there, and elsewhere the power of two nearest the same total of work-groups with
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
-    count that leaves the fewest waves of work (_fill_splits), or, on a larger grid whose
-    groups `resident` a compute unit leave the last wave part-full, the count that fills it
-    (_resident_splits). Any count is then trimmed so that every slice holds at least one
-    tile of k."""
+    count that leaves the fewest waves of work (_fill_splits), or, on a grid of a group a
+    compute unit or more, the count that evens out the groups each unit runs
+    (_wave_splits). Any count is then trimmed so that every slice holds at least one tile
+    of k."""
     if not kern.split_k:
         return 1
     groups, depth = tiles(kern, params, shape)
     s = asked
     if s == "auto":
-        s = _auto_splits(kern, params, shape, groups, f, tuned, pad, resident)
+        s = _auto_splits(kern, params, shape, groups, f, tuned, pad)
     per = -(-depth // min(s, depth))
     return -(-depth // per)
 
 
 def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
-                 tuned: tuple[Shape, int] | None, pad: str, resident: int | None) -> int:
+                 tuned: tuple[Shape, int] | None, pad: str) -> int:
     m, n, k = shape
     if tuned is not None:
         at_shape, count = tuned
@@ -275,8 +276,8 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
                 s //= 2
     else:
         s = _fill_splits(groups, k, f)
-        if s == 1 and resident:
-            s = _resident_splits(groups, k, f, resident)
+        if s == 1:
+            s = _wave_splits(groups, k, f)
     align = kern.geometry.vector(params)
     while s > 1 and not workspace_fits(s, m, n, align, f):
         s //= 2
@@ -308,28 +309,25 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     return best
 
 
-def _resident_splits(groups: int, k: int, f: Facts, resident: int) -> int:
-    """Slices of k for an untuned launch of a group a compute unit or more (which
-    _fill_splits leaves whole), where `resident` groups a unit run at once: the count of
-    2 to 16, slices split_min_k deep or more, whose busiest unit runs the fewest k steps
-    (its groups, a whole wave of `resident` for any part of one, times each slice's depth),
-    where that is split_wave_gain fewer than unsplit; the fewest slices of the best. The
-    slices' sum (a second launch over s partial products) is not counted: the gain asked
-    for covers it. 1500x1500x7000's 288 groups of 64x128, three a unit, filled 73% of one
-    wave (0.68x cuBLAS's call on the H200, 2026-12-06); in 4 slices, 3 waves of 97%."""
+def _wave_splits(groups: int, k: int, f: Facts) -> int:
+    """Slices of k for an untuned launch of a group a compute unit or more: the fewest of 2,
+    4, 8 or 16, slices split_min_k deep or more, whose busiest unit runs split_wave_gain
+    fewer k steps than unsplit (its share of the groups, rounded up, times each slice's
+    depth). The slices' sum (a second launch over s partial products, more of them the more
+    slices) and the split build are not counted: the gain asked for covers them. On an H100 (2026-12-06, `bash scripts/gpu_job.sh plans`,
+    results/h100/README.md), whole calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of
+    64x128 (3 a unit at most where 2.2 is the share), 1.22x and 1.28x as fast in 4 slices
+    (a quarter fewer steps predicted); 1200^3, 190 groups, 1.09x in 2 (a quarter); 2600^3,
+    861 groups, 0.95x in 4, where this predicts 3.6% fewer steps and so keeps it whole."""
     gain, units = f["split_wave_gain"], f.compute_units
     if not gain or groups < units:
         return 1
-    slots = resident * units
 
-    def steps(s: int) -> float:
-        g = groups * s
-        busiest = -(-g // units) if g <= slots else -(-g // slots) * resident
-        return busiest * k / s
+    def steps(s: int) -> int:
+        return -(-groups * s // units) * -(-k // s)
 
-    counts = [s for s in (2, 4, 8, 16) if k // s >= f["split_min_k"]]
-    best = min(counts, key=steps, default=1)
-    return best if best > 1 and steps(best) <= (1 - gain) * steps(1) else 1
+    return next((s for s in (2, 4, 8, 16) if k // s >= f["split_min_k"]
+                 and steps(s) <= (1 - gain) * steps(1)), 1)
 
 
 def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
@@ -396,10 +394,10 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     than a wave costs a whole wave) times the k steps of each. Counting waves alone
     mispredicted launches under one wave (3 against 4 groups a unit)."""
     at = launched(kern, params, shape, f)
-    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
-    s = splits(kern, params, at, f, tuned=tuned, resident=r)
+    s = splits(kern, params, at, f, tuned=tuned)
     groups, depth = tiles(kern, params, at)
     groups *= s
+    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
     units = f.compute_units
     busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
     return busiest * -(-depth // s)

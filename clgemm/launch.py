@@ -227,11 +227,9 @@ class GemmPlan:
         return heuristics.tiles(self.kernel, self.params, (m, n, k))
 
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
-        r = (self.resident["checked" if self.loads(m, n, k) == "checked" else "exact"]
-             if self.resident else None)
         return heuristics.splits(self.kernel, self.params, (m, n, k), self.facts,
                                  self.split_k if asked is None else asked, self.tuned_split,
-                                 self.pad, r)
+                                 self.pad)
 
     def tail(self, m: int, n: int, k: int) -> tuple[int, int] | None:
         """(tail_from, slices) of heuristics.tail_split, or None: never with split-K."""

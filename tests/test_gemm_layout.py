@@ -177,30 +177,34 @@ def test_untuned_split_leaves_the_fewest_waves():
     assert _fill_splits(128, 1024, f2) == 2      # two groups a unit make the wave 264
 
 
-def test_untuned_split_fills_the_last_wave_of_resident_groups():
-    """On a grid of a group a unit or more, where `resident` groups a unit run at once and
-    the last wave of them is part-full, slices that fill it are taken where the busiest
-    unit's k steps drop by split_wave_gain; grids of whole (or nearly whole) waves, shallow
-    k and fewer groups than units are left as they were."""
+def test_untuned_split_evens_out_each_units_groups():
+    """On a grid of a group a unit or more, slices are taken where they cut the busiest
+    unit's k steps (its share of the groups, rounded up, times a slice's depth) by
+    split_wave_gain: measured on an H100 (2026-12-06), 288 groups of 64x128 at k = 7008 and
+    16384 ran 1.22x and 1.28x as fast in 4 slices, 190 at k = 1200 1.09x in 2, and 861 at
+    k = 2608 0.95x in 4 (3.6% fewer steps predicted: kept whole). Grids whose groups already
+    share out evenly, shallow k and fewer groups than units are left as they were."""
     from clgemm import kernels
-    from clgemm.heuristics import DEFAULTS, Facts, _resident_splits, splits
+    from clgemm.heuristics import DEFAULTS, Facts, _wave_splits, splits
     f = Facts(compute_units=132)
-    assert _resident_splits(288, 7008, f, 3) == 4    # 73% of a wave -> 3 waves of 97%
-    assert _resident_splits(144, 7000, f, 2) == 8    # 128x128 tiles of 1500 x 1500
-    assert _resident_splits(1024, 4096, f, 2) == 1   # 4096^3: 3.88 waves, split or not
-    assert _resident_splits(4096, 8192, f, 2) == 1   # 8192^3: 15.5 waves, split or not
-    assert _resident_splits(256, 2048, f, 2) == 1    # 2048^3: one wave of 97%
-    assert _resident_splits(1089, 4104, f, 2) == 1   # 4097^3: 5 waves; 8 slices save 17.5%
-    assert _resident_splits(288, 1500, f, 3) == 1    # slices of 750: nothing saved
-    assert _resident_splits(288, 1000, f, 3) == 1    # slices would be under split_min_k
-    assert _resident_splits(100, 2**16, f, 2) == 1   # under a group a unit: _fill_splits'
+    assert _wave_splits(288, 7008, f) == 4       # 3 a unit -> 9 quarter-deep: a quarter less
+    assert _wave_splits(288, 16384, f) == 4
+    assert _wave_splits(190, 1200, f) == 2
+    assert _wave_splits(861, 2608, f) == 1       # 7 a unit -> 27 quarters: 3.6% less
+    assert _wave_splits(1024, 4096, f) == 1      # 4096^3: 8 a unit, split or not
+    assert _wave_splits(4096, 8192, f) == 1      # 8192^3
+    assert _wave_splits(256, 2048, f) == 1       # 2048^3
+    assert _wave_splits(1089, 4104, f) == 1      # 4097^3: 8.3% less at best
+    assert _wave_splits(288, 1000, f) == 1       # slices would be under split_min_k
+    assert _wave_splits(100, 2**16, f) == 1      # under a group a unit: _fill_splits'
     off = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_wave_gain=0))
-    assert _resident_splits(288, 7008, off, 3) == 1
-    # through splits(): only where the residents are known (a tuned entry records them)
+    assert _wave_splits(288, 7008, off) == 1
     k5 = kernels.get("5")
     p = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
-    assert splits(k5, p, (1536, 1536, 7008), f, resident=3) == 4
-    assert splits(k5, p, (1536, 1536, 7008), f) == 1
+    assert splits(k5, p, (1536, 1536, 7008), f) == 4
+    assert splits(k5, p, (1536, 1536, 7008), off) == 1
+    assert splits(k5, p, (1536, 1536, 7008), f, tuned=((1536, 1536, 7008), 1)) == 1
+
 
 def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
@@ -451,13 +455,14 @@ def test_describe_says_which_rows_are_read_a_float_at_a_time(queue, thresholds):
 
 def test_only_small_products_read_unaligned_rows_by_default(queue):
     """The generic threshold: the float-at-a-time build's loop ran at x0.87 on an H100, so a
-    large product keeps the aligned copies and the vector loads, while one of at most 2^30
-    multiply-adds (4096 x 4096 x 64, where the copy was still the larger cost) reads its
+    large product keeps the aligned copies and the vector loads, while one of at most 2^29
+    multiply-adds (4096 x 4096 x 32, where the copy was still the larger cost) reads its
     rows where they lie. (Plans only: nothing this large is launched here.)"""
     params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
-    for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 63), True),
-                              ((4096, 4096, 65), False), ((4096, 4095, 64), True),
-                              ((4096, 4097, 64), False), ((8192, 8192, 17), False),
+    for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 31), True),
+                              ((4096, 4096, 33), False), ((4096, 4095, 32), True),
+                              ((4096, 4097, 32), False), ((8192, 8192, 9), False),
+                              ((1501, 1501, 401), False), ((767, 767, 767), True),
                               ((7919, 7919, 769), False), ((37, 53, 29), True)):
         assert clgemm.Plan(queue, m, n, k, kernel="5", params=params).describe()["floats"] \
             is floats, (m, n, k)
