@@ -5,9 +5,10 @@ read operands whose rows are not whole vectors where they lie or copy them, how 
 slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
 and whether one row or column of C makes it a matrix-vector product (and in how many
-slices). Their thresholds were measured on the H200
-but the matrix-vector ones, so far measured on the CPU device only (docs/levers.md has
-each measurement); they are the generic defaults here, and a device's
+slices). Their thresholds were measured on the H200, the float-at-a-time build's and
+the untuned split counts' on an H100 (the same chip), the matrix-vector ones so far on the
+CPU device only (docs/levers.md has each measurement); they are the generic defaults
+here, and a device's
 database may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such
 limits per device in its database.
 """
@@ -314,8 +315,8 @@ def _wave_splits(groups: int, k: int, f: Facts) -> int:
     4, 8 or 16, slices split_min_k deep or more, whose busiest unit runs split_wave_gain
     fewer k steps than unsplit (its share of the groups, rounded up, times each slice's
     depth). The slices' sum (a second launch over s partial products, more of them the more
-    slices) and the split build are not counted: the gain asked for covers them. On an H100 (2026-12-06, `bash scripts/gpu_job.sh plans`,
-    results/h100/README.md), whole calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of
+    slices) and the split build are not counted: the gain asked for covers them. On an
+    H100 (2026-12-06, `bash scripts/gpu_job.sh plans`, results/h100/README.md), whole calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of
     64x128 (3 a unit at most where 2.2 is the share), 1.22x and 1.28x as fast in 4 slices
     (a quarter fewer steps predicted); 1200^3, 190 groups, 1.09x in 2 (a quarter); 2600^3,
     861 groups, 0.95x in 4, where this predicts 3.6% fewer steps and so keeps it whole."""
