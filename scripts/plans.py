@@ -45,14 +45,21 @@ def variant(text: str) -> tuple[str, dict, dict, dict]:
         key, eq, value = item.partition("=")
         if not eq:
             raise ValueError(f"{item!r} in variant {name!r}: an item is KEY=VALUE")
+
+        def number(kind):
+            try:
+                return kind(value)
+            except ValueError:
+                raise ValueError(f"{item!r} in variant {name!r}: {value!r} is not "
+                                 f"{'an integer' if kind is int else 'a number'}") from None
         if key in heuristics.DEFAULTS:
-            thresholds[key] = float(value)
+            thresholds[key] = number(float)
         elif key == "split_k":
-            options[key] = value if value == "auto" else int(value)
+            options[key] = value if value == "auto" else number(int)
         elif key in ("pad", "kernel"):
             options[key] = value
         elif key.isupper():
-            params[key] = int(value)
+            params[key] = number(int)
         else:
             raise ValueError(f"{key!r} in variant {name!r}: not a threshold ("
                              f"{', '.join(heuristics.DEFAULTS)}), split_k, pad, kernel or a "
