@@ -30,7 +30,7 @@ import numpy as np
 import pyopencl as cl
 
 import clgemm
-from clgemm import bench, contenders, device, entries, heuristics, launch
+from clgemm import bench, contenders, db, device, entries, heuristics, launch
 
 
 def variant(text: str) -> tuple[str, dict, dict, dict]:
@@ -53,7 +53,11 @@ def variant(text: str) -> tuple[str, dict, dict, dict]:
                 raise ValueError(f"{item!r} in variant {name!r}: {value!r} is not "
                                  f"{'an integer' if kind is int else 'a number'}") from None
         if key in heuristics.DEFAULTS:
+            low, high = heuristics.LIMITS[key]
             thresholds[key] = number(float)
+            if not low <= thresholds[key] <= high:
+                raise ValueError(f"{item!r} in variant {name!r}: {key} takes values from "
+                                 f"{low} to {high}")
         elif key == "split_k":
             options[key] = value if value == "auto" else number(int)
         elif key in ("pad", "kernel"):
@@ -68,18 +72,19 @@ def variant(text: str) -> tuple[str, dict, dict, dict]:
 
 
 def make_plan(queue, shape, options: dict, params: dict, thresholds: dict, p) -> clgemm.Plan:
-    """A Plan made, and laid out by a first call, with `thresholds` over the defaults; the
-    defaults are back in place after it (a Plan keeps the layout its first call made)."""
-    saved = dict(heuristics.DEFAULTS)
+    """A Plan made, and laid out by a first call, with `thresholds` over both the defaults
+    and the device's database (whose thresholds would otherwise win: the H200's file
+    carries its own); the database is read as before after it (a Plan keeps the layout its
+    first call made)."""
+    measured = db.thresholds
     try:
-        heuristics.DEFAULTS.update(thresholds)
+        db.thresholds = lambda dev, *limits: {**measured(dev, *limits), **thresholds}
         launch._facts.clear()
         plan = clgemm.Plan(queue, *shape, params=params or None, **options)
         plan(p.dev_a, p.dev_b)
         queue.finish()
     finally:
-        heuristics.DEFAULTS.clear()
-        heuristics.DEFAULTS.update(saved)
+        db.thresholds = measured
         launch._facts.clear()
     return plan
 
