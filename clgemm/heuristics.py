@@ -75,14 +75,20 @@ DEFAULTS: dict[str, float] = {
     "columns_max_aspect": 1.0,
     # read an A or B whose leading dimension or width is not a multiple of the vector width
     # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
-    # copying it into an aligned buffer first, in products of at most this many multiply-adds
-    # m*n*k (0: never). On an H100 the build's tile loop ran at x0.87 (7919x7919x769,
-    # 5003x3001x2039, 4001^3), while the copy it saves is a launch of its own: whole calls
-    # at 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at 31, x1.03 at 63, x0.98 at 127,
-    # x0.93 at 255; at 2^30 (4096x4096x64) it had stopped paying along other lines: whole
-    # calls, H100, 2026-12-06, against the copies x1.43 at 2047x2047x63, x1.07 at 767^3, x1.02
-    # at 1023^3, x0.81 at 1501x1501x401 (9e8). The volume stands in for the loop's share
+    # copying it into an aligned buffer first, in products of at most unaligned_max_volume
+    # multiply-adds m*n*k, or of at most unaligned_light_volume where each work-item holds
+    # at most unaligned_light_block sums (WPTM*WPTN; 0: never). The copy is a launch of its
+    # own, about 9 us of host time and a gap on the device (H100, 1023^3: copies 7.6 and
+    # 7.5 us apart from the 65.9 us product, 5.9 and 5.8 us gaps between them); the build's
+    # loads slow a large block's tile loop (x0.80-0.88 at 4001^3, 5003x3001x2039,
+    # 7919x7919x769 with 16x8 a work-item), while a small block, whose loop waits on memory,
+    # barely notices them. Whole calls, H100, 2026-12-06, against the copies: 4096x4096xk
+    # x1.20-1.27 as fast for k <= 15, x1.10 at 31, x0.98 at 127, x1.43 at 2047x2047x63,
+    # x0.81 at 1501x1501x401 (16x4); with 8x4 a work-item x1.11 at 767^3 and 1023^3, x1.01
+    # at 999^3, x1.04 at 1279^3 (docs/levers.md)
     "unaligned_max_volume": 2**29,
+    "unaligned_light_block": 32,
+    "unaligned_light_volume": 2**31,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -109,7 +115,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
-    "unaligned_max_volume": (0, _INF),
+    "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),
+    "unaligned_light_volume": (0, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -187,14 +194,20 @@ def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
             else tuple(shape))
 
 
-def reads_floats(kern: kernels.Kernel, shape: Shape, f: Facts, mode: str = "auto") -> bool:
+def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+                 mode: str = "auto") -> bool:
     """Whether an operand whose rows are not whole vectors (an unaligned leading dimension
     or width) is read where it lies, a float at a time, rather than copied into an aligned
-    buffer: where the kernel has that build, the product is at most `unaligned_max_volume`
-    multiply-adds and padding is not asked for (its copies align the operands anyway). The
-    build's loads slow its tile loop by about 13%, a cost that grows with m*n*k, while the
-    copy it saves is mostly a launch's fixed cost: worth it only for small products."""
-    return kern.unaligned and math.prod(shape) <= f["unaligned_max_volume"] and mode != "yes"
+    buffer: where the kernel has that build and padding is not asked for (its copies align
+    the operands anyway), in products of at most `unaligned_max_volume` multiply-adds, or
+    `unaligned_light_volume` for register blocks of at most `unaligned_light_block` sums.
+    The build's loads slow a large block's tile loop by 12-20%, a cost that grows with
+    m*n*k, while the copy it saves is mostly a launch's fixed cost."""
+    if not kern.unaligned or mode == "yes":
+        return False
+    volume = math.prod(shape)
+    light = params.get("WPTM", 1) * params.get("WPTN", 1) <= f["unaligned_light_block"]
+    return volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
 
 
 def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:

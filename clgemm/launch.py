@@ -221,7 +221,7 @@ class GemmPlan:
                                    floats)
 
     def reads_floats(self, m: int, n: int, k: int) -> bool:
-        return heuristics.reads_floats(self.kernel, (m, n, k), self.facts, self.pad)
+        return heuristics.reads_floats(self.kernel, self.params, (m, n, k), self.facts, self.pad)
 
     def tiles(self, m: int, n: int, k: int) -> tuple[int, int]:
         return heuristics.tiles(self.kernel, self.params, (m, n, k))

@@ -169,22 +169,47 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define STORE_TILE(buf) STORE_A(buf) STORE_B(buf)
 
 #ifdef AB_UNALIGNED
-    // Vector c of a row of `src` is its floats c*WIDTH .. c*WIDTH + WIDTH-1 (here col0 and
-    // cols count floats), each loaded alone and packed into the staging vector: any leading
-    // dimension. An index along m or n is clamped to the matrix's last row or column (as in
-    // CLAMP: those results are never stored); one along k is taken as it is (DEPTH), and
-    // KOK says whether a float at depth i is read (else it is zero). A row that is not read
-    // points at row 0: the first tile's rows before k0 would point before the matrix.
-    #define LOAD_FLOATS(dst, src, ld, row0, rows, RFIX, ROK, col0, cols, CFIX, COK, COLSV, COUNT) \
+    // A and B read a float at a time: any leading dimension. An index along m or n is
+    // clamped to the matrix's last row or column (as in CLAMP: those results are never
+    // stored); one along k is taken as it is (DEPTH), and KOK says whether a float at depth
+    // i is read (else it is zero). A row that is not read points at row 0: the first tile's
+    // rows before k0 would point before the matrix.
+    // Float w of staging vector l lies in a block of rows of COLSV vectors either as the
+    // vector builds take it, float w of vector e = tid + l*NT (VEC_*), or, in a row of 32
+    // vectors or more, 32 vectors apart (STR_*: floats j%32 + 32*(w + WIDTH*(j/32)) of
+    // vector j of a row), so that a warp's load reads 32 consecutive floats, not floats 16
+    // bytes apart that take four times the cache wavefronts; a tile stored straight then
+    // takes WIDTH scalar stores of a vector, not one vector store. B's tile (and a K-major
+    // A's) is taken so by small register blocks (WPTM * WPTN <= 32), whose loop waits on
+    // memory; large blocks, whose loop is bound by issuing instructions, keep the vector
+    // builds' order. On an H100 at 1023^3 (64x128x16 tiles, 8x4 a work-item) the whole
+    // call's span took x0.89 the time of the vector order; at 128x128x8 with 16x8 a
+    // work-item, x1.03-1.05 (docs/levers.md).
+    #define VEC_ROW(l, w, COLSV) ((tid + (l) * NT) / (COLSV))
+    #define VEC_COL(l, w, COLSV) (((tid + (l) * NT) % (COLSV)) * WIDTH + (w))
+    #define STR_G(COLSV) ((COLSV) < 32 ? (COLSV) : 32)
+    #define STR_ROW(l, w, COLSV) VEC_ROW(l, w, COLSV)
+    #define STR_COL(l, w, COLSV) (((tid + (l) * NT) % (COLSV)) % STR_G(COLSV) \
+        + STR_G(COLSV) * ((w) + WIDTH * (((tid + (l) * NT) % (COLSV)) / STR_G(COLSV))))
+    #define LOAD_FLOATS(dst, src, ld, row0, rows, RFIX, ROK, col0, cols, CFIX, COK, COLSV, COUNT, \
+                        ROWF, COLF)                                                     \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
-            const int e = tid + l * NT;                                                 \
-            const int r = (row0) + e / (COLSV), c = (col0) + (e % (COLSV)) * WIDTH;     \
-            const __global float* p = (const __global float*)(src)                      \
-                                      + (size_t)(ROK(r) ? RFIX(r, rows) : 0) * (ld);    \
             float s[WIDTH];                                                             \
-            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
-                s[w] = (ROK(r) && COK(c + w)) ? p[CFIX(c + w, cols)] : 0.0f;           \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++) {                        \
+                const int r = (row0) + ROWF(l, w, COLSV), c = (col0) + COLF(l, w, COLSV); \
+                const __global float* p = (const __global float*)(src)                  \
+                                          + (size_t)(ROK(r) ? RFIX(r, rows) : 0) * (ld);\
+                s[w] = (ROK(r) && COK(c)) ? p[CFIX(c, cols)] : 0.0f;                   \
+            }                                                                           \
             dst[l] = PACK(s, 0);                                                        \
+        }
+    // a block whose rows run along k to a local tile, float (r, c) to k-row r, element c
+    #define STORE_FLOATS(sub, src, COLSV, COUNT, ROWF, COLF)                            \
+        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
+            float s[WIDTH];                                                             \
+            UNPACK(src[l], s, 0);                                                       \
+            _Pragma("unroll") for (int w = 0; w < WIDTH; w++)                          \
+                ((__local float*)(sub)[ROWF(l, w, COLSV)])[COLF(l, w, COLSV)] = s[w];  \
         }
     #define U_CLAMP(i, n) min((i), (n) - 1)
     #define U_ALL(i) 1
@@ -192,15 +217,30 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // floats before k0 are left out (< kend keeps a slice of k with nothing to do, which
     // heuristics.splits never makes, from reading past the end)
     #define U_FIRST(i) ((i) >= k0 && (i) < kend)
-#ifndef A_KMAJOR
-    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTA)
+    #undef STORE_A
+    #undef STORE_B
+#if WPTM * WPTN <= 32
+    #define S_ROW STR_ROW
+    #define S_COL STR_COL
+    #define STORE_STRAIGHT(sub, src, COLSV, COUNT) STORE_FLOATS(sub, src, COLSV, COUNT, STR_ROW, STR_COL)
 #else
-    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, DEPTH, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA)
+    #define S_ROW VEC_ROW
+    #define S_COL VEC_COL
+    #define STORE_STRAIGHT STORE_ROWS
+#endif
+#ifndef A_KMAJOR
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTA, VEC_ROW, VEC_COL)
+    #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
+#else
+    #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, DEPTH, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA, S_ROW, S_COL)
+    #define STORE_A(buf) STORE_STRAIGHT(Asub[buf], ra, TSM / WIDTH, LPTA)
 #endif
 #ifndef B_NMAJOR
-    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, DEPTH, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB)
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, DEPTH, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB, S_ROW, S_COL)
+    #define STORE_B(buf) STORE_STRAIGHT(Bsub[buf], rb, TSN / WIDTH, LPTB)
 #else
-    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTB)
+    #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTB, VEC_ROW, VEC_COL)
+    #define STORE_B(buf) STORE_TRANSPOSED(Bsub[buf], rb, TSK / WIDTH, LPTB)
 #endif
     #undef LOAD_TILE
     #define LOAD_TILE(t) LOAD_A_OK(t, U_ALL) LOAD_B_OK(t, U_ALL)

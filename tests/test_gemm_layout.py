@@ -374,7 +374,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     time, which would pad nothing); then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
     thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0,
-               unaligned_max_volume=0)
+               unaligned_max_volume=0, unaligned_light_volume=0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
@@ -391,16 +391,27 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
 FLOAT_SHAPES = [(37, 53, 29), (37, 53, 48), (5, 3, 1), (64, 64, 13), (3, 70, 129)]
 
 
+# register blocks of at most 32 sums take B's floats 32 vectors apart where its tile rows
+# hold 32 vectors (TSN = 128) or WIDTH vectors apart (TSN = 16), larger ones as the vector
+# builds do (5_double_buffered.cl)
+FLOAT_POINTS = [dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
+                dict(TSM=32, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0),
+                dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)]
+
+
 @pytest.mark.parametrize("kernel", ["5", "6"])
 @pytest.mark.parametrize("m,n,k", FLOAT_SHAPES)
-def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kernel, m, n, k):
+@pytest.mark.parametrize("point", range(len(FLOAT_POINTS)))
+def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kernel, m, n, k,
+                                                    point):
     """Device operands whose rows are not whole vectors (leading dimensions 29, 53, 13...)
     are read where they lie by the AB_UNALIGNED build: the kernel reads the caller's
     buffers, nothing is padded, and its result is bit for bit that of the aligned copies
     the layout makes with unaligned_max_volume 0, for each of A and B read as given or
-    transposed, with split-K, and with beta."""
+    transposed, with split-K, and with beta; for small and large register blocks (which
+    take the floats in different orders)."""
     gemm_mod = sys.modules["clgemm.gemm"]
-    params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    params = FLOAT_POINTS[point]
     thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0)    # padding would copy otherwise
     c0 = rand(rng, m, n)
     for ta, tb, split, beta in ((False, False, 1, 0.0), (True, True, 1, 0.5),
@@ -409,7 +420,8 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
         da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
         out = []
         for on in (1, 0):
-            thresholds(unaligned_max_volume=10**18 if on else 0)
+            thresholds(unaligned_max_volume=10**18 if on else 0,
+                       unaligned_light_volume=10**18 if on else 0)
             plan = GemmPlan(queue, kernel, params, transposed_by="kernel", split_k=split)
             dc = cla.to_device(queue, c0)
             prep = gemm_mod.prepare(plan, da.T if ta else da, db_.T if tb else db_, dc, 1.5, beta)
@@ -445,7 +457,7 @@ def test_describe_says_which_rows_are_read_a_float_at_a_time(queue, thresholds):
     """Plan.describe (the bench's and `clgemm run`'s account of a launch) reports the
     float-at-a-time build for dense operands whose k or n is not a multiple of 4, of at most
     unaligned_max_volume multiply-adds, and no padding there."""
-    thresholds(unaligned_max_volume=36 * 53 * 28)
+    thresholds(unaligned_max_volume=36 * 53 * 28, unaligned_light_block=0)
     params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
     for (m, n, k), floats in (((37, 53, 27), True), ((36, 52, 28), False), ((36, 53, 28), True),
                               ((36, 52, 27), True), ((36, 53, 29), False), ((36, 53, 32), False)):
@@ -454,15 +466,24 @@ def test_describe_says_which_rows_are_read_a_float_at_a_time(queue, thresholds):
 
 
 def test_only_small_products_read_unaligned_rows_by_default(queue):
-    """The generic threshold: the float-at-a-time build's loop ran at x0.87 on an H100, so a
-    large product keeps the aligned copies and the vector loads, while one of at most 2^29
-    multiply-adds (4096 x 4096 x 32, where the copy was still the larger cost) reads its
-    rows where they lie. (Plans only: nothing this large is launched here.)"""
-    params = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    """The default thresholds: the float-at-a-time build's loads slowed a large register
+    block's loop by 12-20% on an H100, so a large product keeps the aligned copies and the
+    vector loads, while one of at most 2^29 multiply-adds (4096 x 4096 x 32, where the copy
+    was still the larger cost) reads its rows where they lie; so does one of at most 2^31
+    where a work-item holds at most 32 sums (8 x 4 was x1.11 as fast as the copies at
+    1023^3). (Plans only: nothing this large is launched here.)"""
+    large = dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)
     for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 31), True),
                               ((4096, 4096, 33), False), ((4096, 4095, 32), True),
                               ((4096, 4097, 32), False), ((8192, 8192, 9), False),
                               ((1501, 1501, 401), False), ((767, 767, 767), True),
-                              ((7919, 7919, 769), False), ((37, 53, 29), True)):
-        assert clgemm.Plan(queue, m, n, k, kernel="5", params=params).describe()["floats"] \
+                              ((1023, 1023, 1023), False), ((7919, 7919, 769), False),
+                              ((37, 53, 29), True)):
+        assert clgemm.Plan(queue, m, n, k, kernel="5", params=large).describe()["floats"] \
+            is floats, (m, n, k)
+    light = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    for (m, n, k), floats in (((1023, 1023, 1023), True), ((1290, 1290, 1290), True),
+                              ((1291, 1291, 1291), False), ((4096, 4096, 129), False),
+                              ((4096, 4096, 127), True), ((7919, 7919, 769), False)):
+        assert clgemm.Plan(queue, m, n, k, kernel="5", params=light).describe()["floats"] \
             is floats, (m, n, k)

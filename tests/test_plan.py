@@ -58,7 +58,8 @@ def test_a_plain_repeated_call_takes_the_express_lane(queue, rng, full_path, thr
     express way, counted as a cache hit, its result bit for bit the full path's; for a
     layout of one kernel (rows of whole vectors, or any read a float at a time) and one with
     copies in and out alike."""
-    thresholds(unaligned_max_volume=10**18 if floats else 0)
+    on = 10**18 if floats else 0
+    thresholds(unaligned_max_volume=on, unaligned_light_volume=on)
     m, n, k = shape
     a, b = cla.to_device(queue, rand(rng, m, k)), cla.to_device(queue, rand(rng, k, n))
     first = clgemm.gemm(queue, a, b).get()
