@@ -230,8 +230,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     if isinstance(target, View) and cm is not tm:
         lay.write_back(cm, target)
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
-    steps = lay.bound_steps()       # binds the copies, noting their offsets
-    return Prepared(steps, cm, swap, slices, read, kmajor, pads,
+    return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed, lay.offsets, scanned, spread,
                     columns_first=plan.columns_first(*launched), floats=floats)
 
@@ -241,14 +240,6 @@ def as_view(x, port: int, align: int):
     if isinstance(x, cla.Array):
         x = operands.device_view(x, "abc"[port], align)
     return replace(x, port=port) if isinstance(x, View) else x
-
-
-@dataclass
-class _Copy:
-    """A copy step before it is bound: operands.bind_copy's arguments after the queue, and
-    the ports (a, b, c or None) of its source and destination, for their offsets."""
-    args: tuple
-    ports: tuple
 
 
 @dataclass
@@ -288,40 +279,16 @@ class _Layout:
 
     def copy(self, src: Matrix, dst: Matrix, src_port: int | None,
              dst_port: int | None) -> None:
-        """A step copying src (all of it) into dst's top-left corner, bound by bound_steps;
-        an offset into a caller's matrix is noted (Prepared.offsets) for a cached layout to
-        set per call."""
-        self.steps.append(_Copy((src.buf, src.ld, dst.buf, dst.ld, src.rows, src.cols,
-                                 src.offset, dst.offset), (src_port, dst_port)))
-
-    def bound_steps(self) -> list:
-        """The steps with their copies bound, two in a row as one copy_pair launch where
-        they can be (operands.pairs_copies: A's and B's copies into aligned buffers): a
-        launch costs NVIDIA's host about 9 us, and the device waits for it after a short
-        copy (H100, 1023^3: 7.6 and 7.5 us copies, then 5.9 and 5.8 us gaps)."""
-        out, steps, i = [], self.steps, 0
-        while i < len(steps):
-            step = steps[i]
-            if not isinstance(step, _Copy):
-                out.append(step)
-                i += 1
-                continue
-            after = steps[i + 1] if i + 1 < len(steps) else None
-            if isinstance(after, _Copy) and operands.pairs_copies(step.args, after.args):
-                bound = operands.bind_copy_pair(self.queue, step.args, after.args)
-                parts = ((step, operands.PAIR_OFFSETS[0]), (after, operands.PAIR_OFFSETS[1]))
-            else:
-                bound = operands.bind_copy(self.queue, *step.args)
-                parts = ((step, operands.COPY_OFFSETS),)
-            for copy, indices in parts:
-                unit = operands.copy_width(*(copy.args[j] for j in (5, 1, 3, 6, 7)))
-                for index, offset, port in zip(indices, copy.args[6:], copy.ports):
-                    if offset:
-                        self.offsets.append((bound, index, port, unit))
-            out.append(bound)
-            i += len(parts)
-        self.steps = out
-        return out
+        """A step copying src (all of it) into dst's top-left corner; an offset into a
+        caller's matrix is noted (Prepared.offsets) for a cached layout to set per call."""
+        args = (src.ld, dst.ld, src.offset, dst.offset)
+        step = operands.bind_copy(self.queue, src.buf, src.ld, dst.buf, dst.ld, src.rows,
+                                  src.cols, src.offset, dst.offset)
+        unit = operands.copy_width(src.cols, *args)
+        for index, m, port in zip(operands.COPY_OFFSETS, (src, dst), (src_port, dst_port)):
+            if m.offset:
+                self.offsets.append((step, index, port, unit))
+        self.steps.append(step)
 
     def row_major(self, x, shape: tuple[int, int] | None = None, floats: bool = False) -> Matrix:
         """x as a row-major device matrix with an aligned leading dimension (any, with

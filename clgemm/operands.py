@@ -358,22 +358,6 @@ def copy_width(cols: int, *lds_and_offsets: int) -> int:
     return 4 if all(v % 4 == 0 for v in (cols, *lds_and_offsets)) else 1
 
 
-def _copy_build(queue, vw: int) -> tuple[cl.Program, int, int]:
-    """copy_rows.cl's program for vectors of vw floats, its PER and its groups' height: the
-    scalar build moves 4 floats a work-item, in groups of 4 rows where the device takes
-    groups of 256."""
-    per = 4 if vw == 1 else 1
-    ly = per if queue.device.max_work_group_size >= 64 * per else 1
-    return build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per}), per, ly
-
-
-def _copy_args(vw: int, src, src_ld: int, dst, dst_ld: int, rows: int, cols: int,
-               src_off: int, dst_off: int) -> tuple:
-    """A block's arguments of copy_rows (and each half of copy_pair's), counted in vectors."""
-    return (np.int32(rows), np.int32(cols // vw), src, np.int32(src_off // vw),
-            np.int32(src_ld // vw), dst, np.int32(dst_off // vw), np.int32(dst_ld // vw))
-
-
 def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
               rows: int, cols: int, src_off: int = 0,
               dst_off: int = 0) -> Callable[..., cl.Event]:
@@ -384,47 +368,17 @@ def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
     if src_ld == dst_ld == cols and not src_off and not dst_off:
         return build.BoundCopy(queue, [rows * cols * 4, src, dst])
     vw = copy_width(cols, src_ld, dst_ld, src_off, dst_off)
-    prg, per, ly = _copy_build(queue, vw)
-    return build.bind(queue, prg, "copy_rows",
-                      (-(-cols // vw // (64 * per)) * 64, -(-rows // ly) * ly), (64, ly),
-                      _copy_args(vw, src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off))
-
-
-# copy_pair's arguments src_off and dst_off of its first and of its second block
-PAIR_OFFSETS = ((3, 6), (13, 16))
-
-
-def bind_copy_pair(queue, first: tuple, second: tuple) -> build.Bound:
-    """Two copies in one launch of copy_pair: each a tuple of bind_copy's arguments after
-    the queue (src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off), neither dense and
-    both of one copy_width (pairs_copies)."""
-    vw = copy_width(first[5], first[1], first[3], first[6], first[7])
-    prg, per, ly = _copy_build(queue, vw)
-    groups = []
-    for src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off in (first, second):
-        across = -(-cols // vw // (64 * per))
-        groups.append((across, across * -(-rows // ly)))
-    (gx0, g0), (gx1, g1) = groups
-    return build.bind(queue, prg, "copy_pair", (64 * (g0 + g1), ly), (64, ly),
-                      (*_copy_args(vw, *first), np.int32(gx0), np.int32(g0),
-                       *_copy_args(vw, *second), np.int32(gx1)))
-
-
-def pairs_copies(first: tuple, second: tuple) -> bool:
-    """Whether two copies (bind_copy's arguments after the queue) can be one copy_pair
-    launch: neither is a flat copy, they move vectors of one width, and neither writes
-    what the other reads or writes (the launch runs them at once; a layout's destinations
-    are buffers of its own, so their handles tell)."""
-    def flat(c):
-        return c[1] == c[3] == c[5] and not c[6] and not c[7]
-
-    def width(c):
-        return copy_width(c[5], c[1], c[3], c[6], c[7])
-    def handle(buf):
-        return getattr(buf, "int_ptr", buf)
-    written = {handle(first[2]), handle(second[2])}
-    return (not flat(first) and not flat(second) and width(first) == width(second)
-            and len(written) == 2 and not written & {handle(first[0]), handle(second[0])})
+    # copy_rows.cl: the scalar build moves 4 floats a work-item, in groups of 4 rows where the
+    # device takes groups of 256
+    per = 4 if vw == 1 else 1
+    ly = per if queue.device.max_work_group_size >= 64 * per else 1
+    prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per})
+    cv = cols // vw
+    return build.bind(queue, prg, "copy_rows", (-(-cv // (64 * per)) * 64, -(-rows // ly) * ly),
+                      (64, ly),
+                      (np.int32(rows), np.int32(cv), src, np.int32(src_off // vw),
+                       np.int32(src_ld // vw), dst, np.int32(dst_off // vw),
+                       np.int32(dst_ld // vw)))
 
 
 def to_host(queue: cl.CommandQueue, m: Matrix) -> np.ndarray:

@@ -10,7 +10,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import kernels, operands, verify
+from clgemm import kernels, verify
 from clgemm.gemm import GemmPlan
 from clgemm.operands import is_transposed
 
@@ -29,6 +29,7 @@ from .conftest import P5, close, rand
 def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src_ld, dst_ld):
     """Every path of operands.copy_rect: the block arrives, and the destination's columns
     beyond it (and its rows beyond it) keep what they held."""
+    from clgemm import operands
     src = rand(rng, rows, src_ld)
     dst0 = rand(rng, rows + 2, dst_ld)
     sbuf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=src)
@@ -55,42 +56,6 @@ def test_copy_rows_groups_fit_the_device(queue, monkeypatch):
                                device=SimpleNamespace(max_work_group_size=most))
         operands.bind_copy(fake, None, 37, None, 40, 7, 37)
     assert seen == [({"VW": 1, "PER": 4}, (64, 8), (64, 4)), ({"VW": 1, "PER": 4}, (64, 7), (64, 1))]
-
-
-def test_two_copies_are_one_launch(queue, rng, thresholds):
-    """A's and B's copies into aligned buffers are one copy_pair launch (a launch costs
-    NVIDIA's host about 9 us): the product is the one two copy_rows launches give, bit for
-    bit; copies of different vector widths stay two launches."""
-    gemm_mod = sys.modules["clgemm.gemm"]
-    thresholds(unaligned_max_volume=0, unaligned_light_volume=0)
-    plan = GemmPlan(queue, "5", P5)
-    names = lambda prep: [s.knl.function_name for s in prep.steps]   # noqa: E731
-    a, b = rand(rng, 37, 29), rand(rng, 29, 53)
-    da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
-    paired = gemm_mod.prepare(plan, da, db_, None, 1.0, 0.0)
-    assert names(paired) == ["copy_pair", "gemm"]
-    paired.launch()
-    got = host_result(queue, paired)
-    assert close(got, verify.reference(a, b), 29)
-    # the pair's two blocks copied by copy_rows launches of their own into its destinations,
-    # zeroed first, give the same operands, so the same product
-    args = paired.steps[0].args
-    apart = [(args[j + 2], int(args[j + 4]), args[j + 5], int(args[j + 7]), int(args[j]),
-              int(args[j + 1]), int(args[j + 3]), int(args[j + 6])) for j in (0, 10)]
-    for src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off in apart:
-        cl.enqueue_fill_buffer(queue, dst, np.float32(0), 0, dst.size)
-        operands.bind_copy(queue, src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off)()
-    cl.enqueue_fill_buffer(queue, paired.out.buf, np.float32(np.nan), 0, paired.out.buf.size)
-    paired.steps[1]()
-    assert np.array_equal(host_result(queue, paired), got)
-    # A's rows whole float4s at an offset of 4 floats (a float4 copy), B's not: two launches
-    host = np.full((37, 36), np.nan, np.float32)
-    host[:, 4:32] = a[:, :28]
-    big = cla.to_device(queue, host)
-    two = gemm_mod.prepare(plan, big[:, 4:32], db_[:28], None, 1.0, 0.0)
-    assert names(two) == ["copy_rows", "copy_rows", "gemm"]
-    two.launch()
-    assert close(host_result(queue, two), verify.reference(a[:, :28], b[:28]), 28)
 
 
 def test_pad_rule(queue):
@@ -149,12 +114,11 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
         assert prep.padded
         assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
         # A device operand goes into its padded buffer by a step (a copy, or a transpose
-        # that writes straight there), two copies in one launch; a host one is uploaded
-        # there, and takes a step only for a device transpose (laid out transposed, and not
-        # read as it lies).
+        # that writes straight there); a host one is uploaded there, and takes a step only
+        # for a device transpose (laid out transposed, and not read as it lies).
         x, y = (hb.T, ha.T) if prep.swap else (ha, hb)
-        turned = sum(is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
-        moved = (turned + (turned < 2)) if where == "device" else turned
+        moved = 2 if where == "device" else sum(
+            is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
         # then C's transpose in when it is read and stored transposed, the product (and its sum)
         assert len(prep.launch()) == moved + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
         assert (prep.splits > 1) == (split > 1)
@@ -182,6 +146,7 @@ def test_prepare_builds_only_the_variant_it_launches(queue, rng, by, pad, built)
 
 
 def host_result(queue, prep):
+    from clgemm import operands
     out = operands.to_host(queue, prep.out)
     return out.T if prep.swap else out
 
@@ -320,6 +285,7 @@ def test_small_tiles(queue, rng, kernel, params, m, n, k):
 def test_shared_workspace(queue, rng):
     """Plans given one Workspace put their partial sums in one buffer, grown to the largest
     launch; anything else as a workspace is refused by name."""
+    from clgemm import operands
     from clgemm.gemm import Workspace
     work = Workspace(queue.context)
     bufs = []
@@ -342,6 +308,7 @@ def test_bound_launch_holds_its_buffers(queue, rng):
     """A bound launch keeps the operands it was given alive (kernel arguments do not), so
     it can run after the caller's references are gone; every call recomputes the product."""
     import gc
+    from clgemm import operands
     plan = GemmPlan(queue, "5", P5)
     a, b = rand(rng, 37, 300), rand(rng, 300, 29)
     out = operands.empty(queue, 37, 29, 32)

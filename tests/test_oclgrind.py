@@ -78,21 +78,6 @@ RUNNER = textwrap.dedent("""
             operands.copy_rect(q, sb, lds, db, ldd, rows, cols).wait()
             cl.enqueue_copy(q, dst, db)
             ok = np.array_equal(dst[:, :cols], src[:, :cols]) and not dst[:, cols:].any()
-        elif kind == "pair":      # operands.bind_copy_pair: two such copies in one launch
-            import pyopencl as cl
-            from clgemm import operands
-            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-            blocks, ok = [], True
-            for rows, cols, lds, ldd in shape:
-                src = verify.random_matrix(rng, rows, lds)
-                dst = np.zeros((rows, ldd), np.float32)
-                blocks.append((src, dst, cl.Buffer(q.context, flags, hostbuf=src),
-                               cl.Buffer(q.context, flags, hostbuf=dst), rows, cols, lds, ldd))
-            operands.bind_copy_pair(q, *[(sb, lds, db, ldd, rows, cols, 0, 0)
-                                         for _, _, sb, db, rows, cols, lds, ldd in blocks])()
-            for src, dst, _, db, rows, cols, lds, ldd in blocks:
-                cl.enqueue_copy(q, dst, db)
-                ok = ok and np.array_equal(dst[:, :cols], src[:, :cols]) and not dst[:, cols:].any()
         else:
             a = verify.random_matrix(rng, *shape)
             ok = np.array_equal(clgemm.transpose(q, a, kernel=kernel, params=params), a.T)
@@ -199,13 +184,10 @@ def test_transpose_kernel_is_clean(key):
 
 
 def test_copy_rows_is_clean():
-    """The copy_rows helper kernel (float4 and scalar builds), and its copy_pair, inside
-    buffers that end where the block does, so a read or write past it is reported."""
+    """The copy_rows helper kernel (float4 and scalar builds) inside buffers that end where
+    the block does, so a read or write past it is reported."""
     cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2),
                                                 (7, 301, 303, 304))]
-    # copy_pair: blocks of other heights and widths (scalar), and two of float4s
-    cases += [("pair", None, None, s) for s in (((37, 29, 29, 32), (29, 301, 301, 304)),
-                                               ((5, 40, 44, 48), (66, 4, 8, 4)))]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
