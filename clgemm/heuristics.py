@@ -77,15 +77,15 @@ DEFAULTS: dict[str, float] = {
     # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
     # copying it into an aligned buffer first, in products of at most unaligned_max_volume
     # multiply-adds m*n*k, or of at most unaligned_light_volume where each work-item holds
-    # at most unaligned_light_block sums (WPTM*WPTN; 0: never). The copy is a launch of its
-    # own, about 9 us of host time and a gap on the device (H100, 1023^3: copies 7.6 and
-    # 7.5 us apart from the 65.9 us product, 5.9 and 5.8 us gaps between them); the build's
-    # loads slow a large block's tile loop (x0.80-0.88 at 4001^3, 5003x3001x2039,
-    # 7919x7919x769 with 16x8 a work-item), while a small block, whose loop waits on memory,
-    # barely notices them. Whole calls, H100, 2026-12-06, against the copies: 4096x4096xk
-    # x1.20-1.27 as fast for k <= 15, x1.10 at 31, x0.98 at 127, x1.43 at 2047x2047x63,
-    # x0.81 at 1501x1501x401 (16x4); with 8x4 a work-item x1.11 at 767^3 and 1023^3, x1.01
-    # at 999^3, x1.04 at 1279^3 (docs/levers.md)
+    # at most unaligned_light_block sums (WPTM*WPTN; 0: never). On an H100 at 1023^3 the
+    # copies took 7.6 and 7.5 us of device time and the device waited 5.9 and 5.8 us between
+    # launches, against a 65.9 us product; the build's loads slow a large block's tile loop
+    # (x0.80-0.88 at 4001^3, 5003x3001x2039, 7919x7919x769 with 16x8 a work-item), while a
+    # small block, whose loop waits on memory, barely notices them. Whole calls, H100,
+    # 2026-12-06, against the copies: 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at
+    # 31, x0.98 at 127, x1.43 at 2047x2047x63, x0.81 at 1501x1501x401 (16x4 a work-item);
+    # with 8x4 x1.11 at 767^3 and 1023^3; the light rule against the volume alone x1.08 at
+    # 1023^3 and 999^3 (docs/levers.md)
     "unaligned_max_volume": 2**29,
     "unaligned_light_block": 32,
     "unaligned_light_volume": 2**31,

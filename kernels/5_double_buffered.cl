@@ -25,11 +25,13 @@
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
 // - AB_UNALIGNED: A and B read a float at a time, at any leading dimension and width, so
 //   that operands whose rows are not whole vectors need no aligned copies; k counted back
-//   from its end, so that only the first tile is partial. On an H100 its loop ran at x0.87
-//   of the vector loads' (231 registers against 223), and whole calls at 4096x4096xk were
-//   x1.20-1.27 as fast as with the copy up to k = 15, x1.03 at 63, x0.98 at 127, and x0.81
-//   at 1501x1501x401: taken for products of at most 2^29 multiply-adds
-//   (heuristics.reads_floats, results/h100/README.md).
+//   from its end, so that only the first tile is partial; small register blocks take B's
+//   floats in warp-wide runs (below). On an H100 its loop ran at x0.87 of the vector
+//   loads' with 16x8 a work-item (231 registers against 223); whole calls at 4096x4096xk
+//   were x1.20-1.27 as fast as with the copy up to k = 15, x0.98 at 127, x0.81 at
+//   1501x1501x401 (16x4), and x1.11 at 1023^3 (8x4): taken for products of at most 2^29
+//   multiply-adds, or 2^31 with at most 32 sums a work-item (heuristics.reads_floats,
+//   results/h100/README.md).
 // - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
 //   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
 //   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
