@@ -77,17 +77,20 @@ DEFAULTS: dict[str, float] = {
     # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
     # copying it into an aligned buffer first, in products of at most unaligned_max_volume
     # multiply-adds m*n*k, or of at most unaligned_light_volume where each work-item holds
-    # at most unaligned_light_block sums (WPTM*WPTN; 0: never). On an H100 at 1023^3 the
-    # copies took 7.6 and 7.5 us of device time and the device waited 5.9 and 5.8 us between
-    # launches, against a 65.9 us product; the build's loads slow a large block's tile loop
+    # at most unaligned_light_block sums (WPTM*WPTN) and a work-group has at least
+    # unaligned_light_items work-items (0: never). On an H100 at 1023^3 the copies took 7.6
+    # and 7.5 us of device time and the device waited 5.9 and 5.8 us between launches,
+    # against a 65.9 us product; the build's loads slow a large block's tile loop
     # (x0.80-0.88 at 4001^3, 5003x3001x2039, 7919x7919x769 with 16x8 a work-item), while a
-    # small block, whose loop waits on memory, barely notices them. Whole calls, H100,
-    # 2026-12-06, against the copies: 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at
-    # 31, x0.98 at 127, x1.43 at 2047x2047x63, x0.81 at 1501x1501x401 (16x4 a work-item);
-    # with 8x4 x1.11 at 767^3 and 1023^3; the light rule against the volume alone x1.08 at
-    # 1023^3 and 999^3 (docs/levers.md)
+    # small block in a large group barely notices them. Whole calls, H100, 2026-12-06,
+    # against the copies: 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at 31, x0.98 at
+    # 127, x1.43 at 2047x2047x63, x0.81 at 1501x1501x401 (16x4 a work-item); 8x4 in groups
+    # of 256 x1.11 at 767^3 and 1023^3 (the light rule against the volume alone x1.08 at
+    # 1023^3 and 999^3); 8x4 in groups of 128 (the 1152^3 entry, 32x128x32) read in place
+    # took x1.15 the time of the 16x4 entry's copies at 1151^3 and 1201^3 (docs/levers.md)
     "unaligned_max_volume": 2**29,
     "unaligned_light_block": 32,
+    "unaligned_light_items": 256,
     "unaligned_light_volume": 2**31,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
@@ -116,7 +119,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),
-    "unaligned_light_volume": (0, _INF),
+    "unaligned_light_items": (0, _INF), "unaligned_light_volume": (0, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -200,13 +203,16 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
     or width) is read where it lies, a float at a time, rather than copied into an aligned
     buffer: where the kernel has that build and padding is not asked for (its copies align
     the operands anyway), in products of at most `unaligned_max_volume` multiply-adds, or
-    `unaligned_light_volume` for register blocks of at most `unaligned_light_block` sums.
-    The build's loads slow a large block's tile loop by 12-20%, a cost that grows with
-    m*n*k, while the copy it saves is mostly a launch's fixed cost."""
+    `unaligned_light_volume` for register blocks of at most `unaligned_light_block` sums
+    in work-groups of at least `unaligned_light_items` work-items. The build's loads slow
+    a large block's tile loop by 12-20%, a cost that grows with m*n*k, while the copy it
+    saves is a fixed cost and a pass over A and B."""
     if not kern.unaligned or mode == "yes":
         return False
     volume = math.prod(shape)
-    light = params.get("WPTM", 1) * params.get("WPTN", 1) <= f["unaligned_light_block"]
+    lx, ly = kern.geometry.local(params)
+    light = (params.get("WPTM", 1) * params.get("WPTN", 1) <= f["unaligned_light_block"]
+             and lx * ly >= f["unaligned_light_items"])
     return volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
 
 

@@ -182,11 +182,11 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // vector j of a row), so that a warp's load reads 32 consecutive floats, not floats 16
     // bytes apart that take four times the cache wavefronts; a tile stored straight then
     // takes WIDTH scalar stores of a vector, not one vector store. B's tile (and a K-major
-    // A's) is taken so by small register blocks (WPTM * WPTN <= 32), whose loop waits on
-    // memory; large blocks, whose loop is bound by issuing instructions, keep the vector
-    // builds' order. On an H100 at 1023^3 (64x128x16 tiles, 8x4 a work-item) the whole
-    // call's span took x0.89 the time of the vector order; at 128x128x8 with 16x8 a
-    // work-item, x1.03-1.05 (docs/levers.md).
+    // A's) is taken so by small register blocks (WPTM * WPTN <= 32) in groups of 256
+    // work-items or more (8 warps or more to wait on memory); the others keep the vector
+    // builds' order. On an H100 at 1023^3 (64x128x16 tiles, 8x4 a work-item, 256 items) the
+    // whole call's span took x0.89 the time of the vector order; at 128x128x8 with 16x8 a
+    // work-item (128 items), x1.03-1.05 (docs/levers.md).
     #define VEC_ROW(l, w, COLSV) ((tid + (l) * NT) / (COLSV))
     #define VEC_COL(l, w, COLSV) (((tid + (l) * NT) % (COLSV)) * WIDTH + (w))
     #define STR_G(COLSV) ((COLSV) < 32 ? (COLSV) : 32)
@@ -221,7 +221,7 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define U_FIRST(i) ((i) >= k0 && (i) < kend)
     #undef STORE_A
     #undef STORE_B
-#if WPTM * WPTN <= 32
+#if WPTM * WPTN <= 32 && NT >= 256
     #define S_ROW STR_ROW
     #define S_COL STR_COL
     #define STORE_STRAIGHT(sub, src, COLSV, COUNT) STORE_FLOATS(sub, src, COLSV, COUNT, STR_ROW, STR_COL)

@@ -391,11 +391,11 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
 FLOAT_SHAPES = [(37, 53, 29), (37, 53, 48), (5, 3, 1), (64, 64, 13), (3, 70, 129)]
 
 
-# register blocks of at most 32 sums take B's floats 32 vectors apart where its tile rows
-# hold 32 vectors (TSN = 128) or WIDTH vectors apart (TSN = 16), larger ones as the vector
+# register blocks of at most 32 sums in groups of 256 work-items take B's floats 32
+# vectors apart (its tile rows hold 32 vectors: TSN = 128), other points as the vector
 # builds do (5_double_buffered.cl)
 FLOAT_POINTS = [dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
-                dict(TSM=32, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0),
+                dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0),
                 dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)]
 
 
@@ -470,8 +470,9 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
     block's loop by 12-20% on an H100, so a large product keeps the aligned copies and the
     vector loads, while one of at most 2^29 multiply-adds (4096 x 4096 x 32, where the copy
     was still the larger cost) reads its rows where they lie; so does one of at most 2^31
-    where a work-item holds at most 32 sums (8 x 4 was x1.11 as fast as the copies at
-    1023^3). (Plans only: nothing this large is launched here.)"""
+    where a work-item holds at most 32 sums in a group of 256 or more (8 x 4 was x1.11 as
+    fast as the copies at 1023^3, in groups of 128 x0.87 at 1151^3). (Plans only: nothing
+    this large is launched here.)"""
     large = dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)
     for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 31), True),
                               ((4096, 4096, 33), False), ((4096, 4095, 32), True),
@@ -481,9 +482,11 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
                               ((37, 53, 29), True)):
         assert clgemm.Plan(queue, m, n, k, kernel="5", params=large).describe()["floats"] \
             is floats, (m, n, k)
-    light = dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    light = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1)    # 256 items
     for (m, n, k), floats in (((1023, 1023, 1023), True), ((1290, 1290, 1290), True),
                               ((1291, 1291, 1291), False), ((4096, 4096, 129), False),
                               ((4096, 4096, 127), True), ((7919, 7919, 769), False)):
         assert clgemm.Plan(queue, m, n, k, kernel="5", params=light).describe()["floats"] \
             is floats, (m, n, k)
+    few = dict(light, TSM=32, TSN=128, TSK=32)       # 8 x 4 too, in groups of 128 items
+    assert not clgemm.Plan(queue, 1023, 1023, 1023, kernel="5", params=few).describe()["floats"]

@@ -139,6 +139,11 @@ def test_gemm_kernel_is_clean(key):
                   for p in [p for p in SMALL[key] if p["WIDTH"] > 1][:1]
                   for s in (GEMM_SHAPES[0], CLAMP_SHAPE)
                   for t in ((False, False), (True, True)) for split in (1, 3)]
+        # a small register block in a group of 256, whose B floats are taken in runs
+        cases += [("gemm", key, dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1),
+                   GEMM_SHAPES[0], {"device": True, "trans": t,
+                                    "thresholds": {"unaligned_max_volume": 10**18}})
+                  for t in ((False, False), (True, True))]
     if kern.guarded:        # an Inf: the scan flags it, the kernel returns, kernel 5 computes
         cases += [("gemm", key, SMALL[key][0], GEMM_SHAPES[1], {"inf": True})]   # k >= 48
     rc, out, err = simulate(cases)
