@@ -30,8 +30,8 @@
 //   loads' with 16x8 a work-item (231 registers against 223); whole calls at 4096x4096xk
 //   were x1.20-1.27 as fast as with the copy up to k = 15, x0.98 at 127, x0.81 at
 //   1501x1501x401 (16x4), and x1.11 at 1023^3 (8x4): taken for products of at most 2^29
-//   multiply-adds, or 2^31 with at most 32 sums a work-item (heuristics.reads_floats,
-//   results/h100/README.md).
+//   multiply-adds, or 2^31 with at most 32 sums a work-item in groups of 256 or more
+//   (heuristics.reads_floats, results/h100/README.md).
 // - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
 //   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
 //   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
@@ -177,9 +177,9 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // i is read (else it is zero). A row that is not read points at row 0: the first tile's
     // rows before k0 would point before the matrix.
     // Float w of staging vector l lies in a block of rows of COLSV vectors either as the
-    // vector builds take it, float w of vector e = tid + l*NT (VEC_*), or, in a row of 32
-    // vectors or more, 32 vectors apart (STR_*: floats j%32 + 32*(w + WIDTH*(j/32)) of
-    // vector j of a row), so that a warp's load reads 32 consecutive floats, not floats 16
+    // vector builds take it, float w of vector e = tid + l*NT (VEC_*), or G vectors apart
+    // (STR_*: floats j%G + G*(w + WIDTH*(j/G)) of vector j of a row, G = min(COLSV, 32)),
+    // so that a warp's load reads up to 32 consecutive floats of a row, not floats 16
     // bytes apart that take four times the cache wavefronts; a tile stored straight then
     // takes WIDTH scalar stores of a vector, not one vector store. B's tile (and a K-major
     // A's) is taken so by small register blocks (WPTM * WPTN <= 32) in groups of 256
