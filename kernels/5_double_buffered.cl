@@ -219,8 +219,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // floats before k0 are left out (< kend keeps a slice of k with nothing to do, which
     // heuristics.splits never makes, from reading past the end)
     #define U_FIRST(i) ((i) >= k0 && (i) < kend)
-    #undef STORE_A
-    #undef STORE_B
 #if WPTM * WPTN <= 32 && NT >= 256
     #define S_ROW STR_ROW
     #define S_COL STR_COL
@@ -230,19 +228,21 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define S_COL VEC_COL
     #define STORE_STRAIGHT STORE_ROWS
 #endif
+    // tiles stored transposed keep the vector builds' order and stores; straight ones
+    // take S_ROW, S_COL and STORE_STRAIGHT
 #ifndef A_KMAJOR
     #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, m0, M, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTA, VEC_ROW, VEC_COL)
-    #define STORE_A(buf) STORE_TRANSPOSED(Asub[buf], ra, TSK / WIDTH, LPTA)
 #else
     #define LOAD_A_OK(t, KOK) LOAD_FLOATS(ra, A, lda, (t), kend, DEPTH, KOK, m0, M, U_CLAMP, U_ALL, TSM / WIDTH, LPTA, S_ROW, S_COL)
+    #undef STORE_A
     #define STORE_A(buf) STORE_STRAIGHT(Asub[buf], ra, TSM / WIDTH, LPTA)
 #endif
 #ifndef B_NMAJOR
     #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, (t), kend, DEPTH, KOK, n0, N, U_CLAMP, U_ALL, TSN / WIDTH, LPTB, S_ROW, S_COL)
+    #undef STORE_B
     #define STORE_B(buf) STORE_STRAIGHT(Bsub[buf], rb, TSN / WIDTH, LPTB)
 #else
     #define LOAD_B_OK(t, KOK) LOAD_FLOATS(rb, B, ldb, n0, N, U_CLAMP, U_ALL, (t), kend, DEPTH, KOK, TSK / WIDTH, LPTB, VEC_ROW, VEC_COL)
-    #define STORE_B(buf) STORE_TRANSPOSED(Bsub[buf], rb, TSK / WIDTH, LPTB)
 #endif
     #undef LOAD_TILE
     #define LOAD_TILE(t) LOAD_A_OK(t, U_ALL) LOAD_B_OK(t, U_ALL)
