@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clgemm import entries, store
+from clgemm import db, entries, store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +48,9 @@ def main():
                     help="the commit the code was at [default: from git, else 'unknown']")
     ap.add_argument("--shipped", default=str(ROOT / "clgemm/tuned/nvidia-h200.json"),
                     help="the database to update [default: clgemm/tuned/nvidia-h200.json]")
+    ap.add_argument("--home", default=None,
+                    help="the CLGEMM_HOME the tunes write their database into, kept for a later "
+                         "run to use [default: a fresh temporary folder]")
     ap.add_argument("--out", default=None,
                     help="also write each tune's JSON report and the updated database here")
     a = ap.parse_args()
@@ -58,7 +61,8 @@ def main():
     commit = a.commit or store.commit(ROOT)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)    # before the first tune, not after it
-    home = tempfile.mkdtemp(prefix="clgemm-tune-")
+    home = a.home or tempfile.mkdtemp(prefix="clgemm-tune-")
+    Path(home).mkdir(parents=True, exist_ok=True)
     try:
         shipped = json.loads(Path(a.shipped).read_text())
     except (OSError, ValueError) as e:
@@ -79,16 +83,22 @@ def main():
         report = json.loads(p.stdout)
         if a.out:
             Path(a.out, f"tune-{shape}.json").write_text(p.stdout)
-        (user,) = glob.glob(f"{home}/db/*.json")
-        entry = json.loads(Path(user).read_text())["entries"][a.kernel][shape]
-        entry["note"] = (f"{time.strftime('%Y-%m-%d')}: `clgemm tune --kernel {a.kernel} --m {m} "
-                         f"--n {n} --k {k} --budget {a.budget} --workers {a.workers}` at commit {commit}")
-        shipped["entries"].setdefault(a.kernel, {})[shape] = entry
         best = report["best"]
         print(f"tune {shape}: {round(report['seconds'])} s, {best['params']} splits "
               f"{best.get('splits')} {round(best['gflops'])} GFLOPS", flush=True)
         for f in report["finalists"]:
             print("  finalist", round(f["gflops"]), f["params"], flush=True)
+        (user,) = glob.glob(f"{home}/db/*.json")
+        tuned = json.loads(Path(user).read_text())
+        if db.device_name(tuned["device"]) != db.device_name(shipped.get("device", "")):
+            # a winner on another device (an H100 for the H200's file) is not this file's fact
+            print(f"tune {shape}: tuned on {tuned['device']!r}, but {a.shipped} is the "
+                  f"database of {shipped.get('device')!r}: not shipped", flush=True)
+            continue
+        entry = tuned["entries"][a.kernel][shape]
+        entry["note"] = (f"{time.strftime('%Y-%m-%d')}: `clgemm tune --kernel {a.kernel} --m {m} "
+                         f"--n {n} --k {k} --budget {a.budget} --workers {a.workers}` at commit {commit}")
+        shipped["entries"].setdefault(a.kernel, {})[shape] = entry
     text = json.dumps(shipped, indent=1, sort_keys=True)
     Path(a.shipped).write_text(text)
     if a.out:
