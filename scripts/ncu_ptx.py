@@ -84,7 +84,7 @@ def main() -> None:
         raise SystemExit("ncu_ptx.py launches through CuPy, which is not installed here "
                          "(the GPU machines' image has it)") from None
     geo = kern.geometry
-    lx, ly = geo.local_size(params)
+    lx, ly = geo.local(params)
     gx, gy = geo.global_size(params, m, n)
     # the OpenCL binary ends in a NUL; its %envreg0-2 (the NDRange's global offset, which
     # the OpenCL driver sets and a CUDA launch does not) read as 0

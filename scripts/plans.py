@@ -10,7 +10,8 @@ can be measured as users meet it, before it becomes a rule:
         --variant "tiles:TSM=128;TSN=128;TSK=8;WPTM=16;WPTN=8;WIDTH=4;PAD=1;split_k=8"
 
 A variant is NAME:ITEM;ITEM;... with ITEM one of: a heuristics threshold (NAME=VALUE, see
-clgemm/heuristics.py DEFAULTS), split_k=N|auto, pad=auto|yes|no, kernel=KEY, or a kernel
+clgemm/heuristics.py DEFAULTS), split_k=N|auto, pad=auto|yes|no, kernel=KEY (KEY-NAME for
+a source given as --source KEY:NAME=FILE), or a kernel
 parameter in capitals (TSM=128; give all of the kernel's parameters: the ones left out
 take the registry's defaults, not the tuned entry's). Each call is
 plan(a, b) on device Arrays (dense, rows of k and n floats, as `clgemm bench` makes them)
@@ -22,15 +23,17 @@ on sampled rows first. Prints a table (median ms, x the first variant, x cuBLAS)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
 
 import clgemm
-from clgemm import bench, contenders, db, device, entries, heuristics, launch
+from clgemm import bench, contenders, db, device, entries, heuristics, kernels, launch
 
 
 def variant(text: str) -> tuple[str, dict, dict, dict]:
@@ -101,7 +104,19 @@ def main() -> None:
     ap.add_argument("--no-cublas", action="store_true")
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--source", action="append", default=[], metavar="KERNEL:NAME=FILE",
+                    help="register kernel KERNEL built from FILE as KERNEL-NAME, for a "
+                         "variant's kernel=KERNEL-NAME (a probe of a kernel change)")
     args = ap.parse_args()
+    for spec in args.source:
+        base, _, rest = spec.partition(":")
+        name, _, path = rest.partition("=")
+        if base not in kernels.GEMM or not name or not Path(path).is_file():
+            ap.error(f"--source {spec!r}: want KERNEL:NAME=FILE with a kernel of "
+                     f"{', '.join(kernels.GEMM)} and an existing file")
+        kern = kernels.GEMM[base]
+        kernels.GEMM[f"{base}-{name}"] = dataclasses.replace(
+            kern, key=f"{base}-{name}", source=str(Path(path).resolve()))
     try:
         shapes = entries.shape_list(args.shapes)
         variants = [variant(v) for v in args.variant]

@@ -99,10 +99,11 @@ def main():
         entry["note"] = (f"{time.strftime('%Y-%m-%d')}: `clgemm tune --kernel {a.kernel} --m {m} "
                          f"--n {n} --k {k} --budget {a.budget} --workers {a.workers}` at commit {commit}")
         shipped["entries"].setdefault(a.kernel, {})[shape] = entry
-    text = json.dumps(shipped, indent=1, sort_keys=True)
-    Path(a.shipped).write_text(text)
-    if a.out:
-        Path(a.out, Path(a.shipped).name).write_text(text)
+        # written after each winner, so that a job stopped mid-way keeps the tunes it made
+        text = json.dumps(shipped, indent=1, sort_keys=True)
+        Path(a.shipped).write_text(text)
+        if a.out:
+            Path(a.out, Path(a.shipped).name).write_text(text)
 
 
 if __name__ == "__main__":
