@@ -13,7 +13,6 @@ checkout (with "+changes" when the tree differs from it): clgemm.store.commit.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import subprocess
@@ -88,8 +87,7 @@ def main():
               f"{best.get('splits')} {round(best['gflops'])} GFLOPS", flush=True)
         for f in report["finalists"]:
             print("  finalist", round(f["gflops"]), f["params"], flush=True)
-        (user,) = glob.glob(f"{home}/db/*.json")
-        tuned = json.loads(Path(user).read_text())
+        tuned = json.loads(Path(report["database"]).read_text())   # the tuned device's file
         if db.device_name(tuned["device"]) != db.device_name(shipped.get("device", "")):
             # a winner on another device (an H100 for the H200's file) is not this file's fact
             print(f"tune {shape}: tuned on {tuned['device']!r}, but {a.shipped} is the "
