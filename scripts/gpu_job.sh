@@ -20,6 +20,13 @@ jobs:
                                  tune KERNEL at each MxNxK shape and put the winners into
                                  clgemm/tuned/nvidia-h200.json with their provenance
                                  (scripts/tune_into_shipped.py; e.g. --budget 60)
+  ship-and-compare KERNEL SHAPE... --compare SHAPES [OPTIONS...]
+                                 tune-and-ship, then whole calls of gemm() at SHAPES
+                                 (MxNxK,...) with the package as it was before the tune
+                                 and as it is after, 2 alternating rounds of `clgemm bench
+                                 --against cublas` each, and their table (job_summary.py
+                                 compare; a tune on another device than the database's
+                                 is not shipped, and both sides are then the same)
   probe SOURCE KERNEL [SHAPE...] registers and PTX of SOURCE built as KERNEL, then SOURCE
                                  timed against the kernel's own file, interleaved
                                  (scripts/ab_versions.py --source; default shapes 4096^3
@@ -73,7 +80,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|overhead|tests|tune-rate|recorded) ;;
+  bench|tune-and-ship|ship-and-compare|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -124,6 +131,36 @@ case "$job" in
     [ ${#shapes[@]} -gt 0 ] || { echo "tune-and-ship: give at least one MxNxK shape" >&2; exit 2; }
     python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
       --shapes "$(IFS=,; echo "${shapes[*]}")" "$@"
+    ;;
+  ship-and-compare)
+    need $# 4
+    kernel=$1; shift
+    shapes=() opts=() compare=
+    while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; do shapes+=("$1"); shift; done
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --compare) [ $# -ge 2 ] || { echo "ship-and-compare: --compare needs MxNxK,..." >&2; exit 2; }
+                   compare=$2; shift 2 ;;
+        *) opts+=("$1"); shift ;;
+      esac
+    done
+    [ ${#shapes[@]} -gt 0 ] && [ -n "$compare" ] \
+      || { echo "ship-and-compare: give MxNxK shapes to tune and --compare MxNxK,..." >&2; exit 2; }
+    before=$(mktemp -d)
+    cp -r clgemm kernels "$before/"          # the package and its database as they were
+    python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
+      --shapes "$(IFS=,; echo "${shapes[*]}")" ${opts[@]+"${opts[@]}"}
+    out=$(cd "$OUT" && pwd)
+    for round in 1 2; do
+      for side in before after; do
+        dir=$PWD; [ $side = before ] && dir=$before
+        # run from the version's own folder: `python3 -m` puts the working folder first
+        (cd "$dir" && CLGEMM_HOME=$(mktemp -d) python3 -m clgemm bench --against cublas \
+           --shapes "$compare" --out "$out/$side-$round" >/dev/null)
+      done
+    done
+    python3 scripts/job_summary.py compare "$OUT" --before before --after after \
+      | tee "$OUT/summary.txt"
     ;;
   probe)
     need $# 2

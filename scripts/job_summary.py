@@ -8,6 +8,10 @@ the speedup. Every timed output must have been verified against float64.
 
     python3 scripts/job_summary.py recorded OUT      (OUT holds untuned-N/ and tuned-N/)
 
+`compare OUT --before LABEL --after LABEL`: the same table for any two labels of rounds
+(`gpu_job.sh ship-and-compare`: before-N/ and after-N/), with each side's call against
+cuBLAS's in the same bench where it ran.
+
 `tune-rate FILE`: configurations a second, from `clgemm tune --json` lines in FILE.
 """
 
@@ -50,24 +54,47 @@ def main() -> None:
     jobs = ap.add_subparsers(dest="job", required=True)
     jobs.add_parser("recorded", help="gpu_job.sh recorded's table").add_argument(
         "path", type=Path, help="the job's OUT (untuned-N/ and tuned-N/)")
+    cmp = jobs.add_parser("compare", help="two labels of rounds against each other")
+    cmp.add_argument("path", type=Path, help="the job's OUT (BEFORE-N/ and AFTER-N/)")
+    cmp.add_argument("--before", default="before")
+    cmp.add_argument("--after", default="after")
     jobs.add_parser("tune-rate", help="configurations a second").add_argument(
         "path", type=Path, help="clgemm tune --json lines")
     a = ap.parse_args()
     if a.job == "tune-rate":
         return tune_rate(a.path)
-    out = a.path
-    before, after = calls(out, "untuned"), calls(out, "tuned")
+    if a.job == "recorded":
+        return compare(a.path, "untuned", "tuned")
+    return compare(a.path, a.before, a.after)
+
+
+def compare(out: Path, first: str, second: str) -> None:
+    """The table of `first` against `second`, written to OUT/summary.json as well."""
+    before, after = calls(out, first), calls(out, second)
+    if not before or not after:
+        sys.exit(f"{out}: no verified `clgemm` rows under {first}-*/ and {second}-*/")
+
+    def median(rows: list[dict], key: str) -> float | None:
+        values = [r[key] for r in rows if r.get(key) is not None]
+        return statistics.median(values) if values else None
+
+    def pick(r: dict) -> str:
+        return f"{r['kernel']} {r['params_source']}"
+
     table = []
-    print("shape            untuned ms  tuned ms  speedup  untuned -> tuned choice")
-    for shape in before:
-        b = statistics.median(r["call_ms_median"] for r in before[shape])
-        a = statistics.median(r["call_ms_median"] for r in after[shape])
-        pick = lambda r: f"{r['kernel']} {r['params_source']}"   # noqa: E731
-        row = {"shape": "x".join(map(str, shape)), "untuned_ms": b, "tuned_ms": a,
-               "speedup": b / a, "untuned": pick(before[shape][0]), "tuned": pick(after[shape][0]),
+    print(f"{'shape':<16} {first + ' ms':>11} {second + ' ms':>11} {'speedup':>8}  "
+          f"x cuBLAS {first} / {second}  {first} -> {second} choice")
+    for shape in [s for s in before if s in after]:
+        b, a = median(before[shape], "call_ms_median"), median(after[shape], "call_ms_median")
+        vb, va = median(before[shape], "vs_cublas_call"), median(after[shape], "vs_cublas_call")
+        row = {"shape": "x".join(map(str, shape)), f"{first}_ms": b, f"{second}_ms": a,
+               "speedup": b / a, f"{first}_vs_cublas": vb, f"{second}_vs_cublas": va,
+               first: pick(before[shape][0]), second: pick(after[shape][0]),
                "rounds": len(before[shape])}
         table.append(row)
-        print(f"{row['shape']:<16} {b:10.4f} {a:9.4f} {b / a:8.2f}  {row['untuned']} -> {row['tuned']}")
+        ratios = " / ".join("-" if v is None else f"{v:.3f}" for v in (vb, va))
+        print(f"{row['shape']:<16} {b:11.4f} {a:11.4f} {b / a:8.2f}  {ratios:>17}  "
+              f"{row[first]} -> {row[second]}")
     (out / "summary.json").write_text(json.dumps(table, indent=1))
 
 
