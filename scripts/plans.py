@@ -23,7 +23,6 @@ on sampled rows first. Prints a table (median ms, x the first variant, x cuBLAS)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
@@ -114,9 +113,7 @@ def main() -> None:
         if base not in kernels.GEMM or not name or not Path(path).is_file():
             ap.error(f"--source {spec!r}: want KERNEL:NAME=FILE with a kernel of "
                      f"{', '.join(kernels.GEMM)} and an existing file")
-        kern = kernels.GEMM[base]
-        kernels.GEMM[f"{base}-{name}"] = dataclasses.replace(
-            kern, key=f"{base}-{name}", source=str(Path(path).resolve()))
+        kernels.from_source(base, name, path)
     try:
         shapes = entries.shape_list(args.shapes)
         variants = [variant(v) for v in args.variant]

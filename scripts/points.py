@@ -18,7 +18,6 @@ against `SMI=1`'s samples of clocks and power).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
@@ -61,9 +60,7 @@ def main() -> None:
     variants = {None: base}
     for spec in args.source:
         name, _, path = spec.partition("=")
-        key = f"{base.key}-{name}"
-        variants[name] = dataclasses.replace(base, key=key, source=str(Path(path).resolve()))
-        kernels.GEMM[key] = variants[name]   # so that GemmPlan finds it by key
+        variants[name] = kernels.from_source(base.key, name, path)
     points = [parse_point(p) for p in args.points.split(";") if p.strip()]
     for src, _ in points:
         if src not in variants:

@@ -300,3 +300,22 @@ def test_local_memory_probe_finds_the_real_limit():
     except device.DeviceNotFound:
         pytest.skip("Oclgrind not installed")
     assert probes.local_mem(sim, low=8 * 1024, top=64 * 1024) == 32 * 1024
+
+
+def test_a_probe_source_registers_beside_its_kernel(tmp_path):
+    """kernels.from_source (the probes of scripts/points.py and plans.py): kernel 5 built
+    from another file is found as 5-NAME with kernel 5's parameters and switches, its file
+    an absolute path, and kernel 5 itself is left as it was; an unknown kernel is named."""
+    probe = tmp_path / "probe.cl"
+    probe.write_text("// a probe\n")
+    five = kernels.get("5")
+    try:
+        kern = kernels.from_source("5", "probe", probe)
+        assert kernels.get("5-probe") is kern
+        assert kern.source == str(probe.resolve()) and kern.params == five.params
+        assert kern.unaligned == five.unaligned and kern.split_k == five.split_k
+        assert kernels.get("5") is five and five.source == "5_double_buffered.cl"
+    finally:
+        kernels.GEMM.pop("5-probe", None)
+    with pytest.raises(ValueError, match="unknown gemm kernel '9'"):
+        kernels.from_source("9", "probe", probe)
