@@ -115,6 +115,14 @@ if [ "${SMI:-0}" = 1 ] && command -v nvidia-smi >/dev/null; then
 fi
 
 need() { [ "$1" -ge "$2" ] || { echo "gpu_job.sh $job: missing arguments (see --help)" >&2; exit 2; }; }
+# KERNEL SHAPE... [OPTIONS...]: tune KERNEL at each MxNxK shape into the shipped database
+ship() {
+  local kernel=$1 shapes=(); shift
+  while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; do shapes+=("$1"); shift; done
+  [ ${#shapes[@]} -gt 0 ] || { echo "$job: give at least one MxNxK shape" >&2; exit 2; }
+  python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
+    --shapes "$(IFS=,; echo "${shapes[*]}")" "$@"
+}
 
 case "$job" in
   bench)
@@ -125,31 +133,22 @@ case "$job" in
     ;;
   tune-and-ship)
     need $# 2
-    kernel=$1; shift
-    shapes=()
-    while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; do shapes+=("$1"); shift; done
-    [ ${#shapes[@]} -gt 0 ] || { echo "tune-and-ship: give at least one MxNxK shape" >&2; exit 2; }
-    python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
-      --shapes "$(IFS=,; echo "${shapes[*]}")" "$@"
+    ship "$@"
     ;;
   ship-and-compare)
     need $# 4
-    kernel=$1; shift
-    shapes=() opts=() compare=
-    while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+x[0-9]+x[0-9]+$ ]]; do shapes+=("$1"); shift; done
+    args=() compare=
     while [ $# -gt 0 ]; do
       case "$1" in
         --compare) [ $# -ge 2 ] || { echo "ship-and-compare: --compare needs MxNxK,..." >&2; exit 2; }
                    compare=$2; shift 2 ;;
-        *) opts+=("$1"); shift ;;
+        *) args+=("$1"); shift ;;
       esac
     done
-    [ ${#shapes[@]} -gt 0 ] && [ -n "$compare" ] \
-      || { echo "ship-and-compare: give MxNxK shapes to tune and --compare MxNxK,..." >&2; exit 2; }
+    [ -n "$compare" ] || { echo "ship-and-compare: give --compare MxNxK,..." >&2; exit 2; }
     before=$(mktemp -d)
     cp -r clgemm kernels "$before/"          # the package and its database as they were
-    python3 scripts/tune_into_shipped.py --kernel "$kernel" --commit "$commit" --out "$OUT" \
-      --shapes "$(IFS=,; echo "${shapes[*]}")" ${opts[@]+"${opts[@]}"}
+    ship "${args[@]}"
     out=$(cd "$OUT" && pwd)
     for round in 1 2; do
       for side in before after; do
