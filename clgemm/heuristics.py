@@ -335,10 +335,11 @@ def _wave_splits(groups: int, k: int, f: Facts) -> int:
     fewer k steps than unsplit (its share of the groups, rounded up, times each slice's
     depth). The slices' sum (a second launch over s partial products, more of them the more
     slices) and the split build are not counted: the gain asked for covers them. On an
-    H100 (2026-12-06, `bash scripts/gpu_job.sh plans`, results/h100/README.md), whole calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of
-    64x128 (3 a unit at most where 2.2 is the share), 1.22x and 1.28x as fast in 4 slices
-    (a quarter fewer steps predicted); 1200^3, 190 groups, 1.09x in 2 (a quarter); 2600^3,
-    861 groups, 0.95x in 4, where this predicts 3.6% fewer steps and so keeps it whole."""
+    H100 (2026-12-06, `bash scripts/gpu_job.sh plans`, results/h100/README.md), whole
+    calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of 64x128 (3 a unit at most
+    where 2.2 is the share), 1.22x and 1.28x as fast in 4 slices (a quarter fewer steps
+    predicted); 1200^3, 190 groups, 1.09x in 2 (a quarter); 2600^3, 861 groups, 0.95x in
+    4, where this predicts 3.6% fewer steps and so keeps it whole."""
     gain, units = f["split_wave_gain"], f.compute_units
     if not gain or groups < units:
         return 1
