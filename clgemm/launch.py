@@ -13,7 +13,7 @@ import pyopencl as cl
 
 from . import build, db, entries, heuristics, kernels, operands
 from . import device as devmod
-from .operands import Matrix
+from .operands import Matrix, rounded
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
 _LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP",      # heuristics.loads -> build option
@@ -340,10 +340,8 @@ class GemmPlan:
         operands.check_depth(k)
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         s = self.splits(m, n, k, split_k)
-        unaligned = c.ld % self.align != 0
-        if unaligned and s > 1:
-            raise ValueError(f"split-K's partial sums need C's leading dimension ({c.ld}) to be a "
-                             f"multiple of {self.align}")
+        # split-K's product goes to a workspace with aligned rows: only its sum writes c
+        unaligned = s == 1 and c.ld % self.align != 0
         code, flag = guard or (0, None)
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
@@ -355,20 +353,22 @@ class GemmPlan:
         if spread is not None:
             return self._spread(prg, spread, a, b, c, alpha, beta, (m, n, k), guarded)
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
-        # c.ld, into the workspace, and splitk_reduce sums them into c with alpha and beta
+        # ldw (c's columns rounded up to whole vectors), into the workspace, and
+        # splitk_reduce sums them into c, at any leading dimension, with alpha and beta
+        ld = c.ld if s == 1 else rounded(c.cols, self.align)
         out, ab = ((c.buf, (alpha, beta)) if s == 1
-                   else (self.workspace(s * c.rows * c.ld), (1.0, 0.0)))
+                   else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)
         gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
-                           np.int32(c.ld)) + guarded)
+                           np.int32(ld)) + guarded)
         if s == 1:
             return [gemm], [(gemm, 3, "alpha"), (gemm, 8, "beta")]
         total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 64) * 64, c.rows), (64, 1),
-                           (rows, cols, np.int32(s), np.float32(alpha), out,
+                           (rows, cols, np.int32(s), np.float32(alpha), out, np.int32(ld),
                             np.float32(beta), c.buf, np.int32(c.ld)))
-        return [gemm, total], [(total, 3, "alpha"), (total, 5, "beta")]
+        return [gemm, total], [(total, 3, "alpha"), (total, 6, "beta")]
 
     def _spread(self, prg: cl.Program, spread: tuple[int, int], a: Matrix, b: Matrix,
                 c: Matrix, alpha: float, beta: float, shape: tuple[int, int, int],

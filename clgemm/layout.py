@@ -194,14 +194,13 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     partial += [plan.tail_sums(*launched, spread)] if spread is not None else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
     # C is read and written where it lies when it is a row-major device matrix at the origin
-    # of its buffer or sub-buffer (split-K: and its partial sums, which take its leading
-    # dimension, are no wider than aligned rows), else through a dense matrix; a leading
-    # dimension that is not a multiple of the vector width takes the C_UNALIGNED build
-    # (split-K's partial sums need aligned rows, so it goes through an aligned copy then)
+    # of its buffer or sub-buffer, else through a dense matrix; a leading dimension that is
+    # not a multiple of the vector width takes the C_UNALIGNED build (with split-K only the
+    # sum of the slices writes C: their workspace has aligned rows of its own)
     tm = target.mem if isinstance(target, View) and not target.transposed else None
-    in_place = tm is not None and not tm.offset and (slices == 1 or tm.ld == rounded(cols, al))
-    c_unaligned = slices == 1 and (tm.ld % al != 0 if in_place
-                                   else target is None and cols % al != 0)
+    in_place = tm is not None and not tm.offset
+    ragged = tm.ld % al != 0 if in_place else target is None and cols % al != 0
+    c_unaligned = slices == 1 and ragged
     guarded = guard and plan.kernel.guarded
     plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
                   guard=guards.kernel_code(c_needed) if guarded else 0, floats=floats)
@@ -217,7 +216,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     elif c_needed:
         cm = lay.row_major(target)
     else:
-        cm = lay.empty(rows, cols, cols if c_unaligned else rounded(cols, al))
+        cm = lay.empty(rows, cols, cols if ragged else rounded(cols, al))
     beta = beta if c_needed else 0.0
     if guarded:
         bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,

@@ -19,8 +19,8 @@
 //   rows run along k is then stored straight, the other one transposed.
 // - SPLIT_K: a launch with get_num_groups(2) = S cuts the k loop into S slices of whole
 //   tiles; group z writes its slice's partial product to slice z of C, then a workspace
-//   of S stacked M x ldc matrices, and splitk_reduce (below) sums the slices into the
-//   real C. It is a build of its own: compiled into every launch, its extra live values
+//   of S stacked M x ldc matrices (ldc a multiple of WIDTH), and splitk_reduce (below)
+//   sums the slices into the real C, at any leading dimension. It is a build of its own: compiled into every launch, its extra live values
 //   slowed the large register blocks.
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
 // - AB_UNALIGNED: A and B read a float at a time, at any leading dimension and width, so
@@ -298,17 +298,18 @@ void gemm(const int M, const int N, const int K, const float alpha,
 }
 
 #ifdef SPLIT_K
-// Split-K's second step: C = alpha * (sum of the S slices of W, each M x ldc) + beta * C,
-// one element per work-item (dimension 0 along N). The slices were written with alpha = 1
-// and beta = 0; beta == 0 does not read C (store_c).
+// Split-K's second step: C = alpha * (sum of the S slices of W, each M x ldw) + beta * C,
+// one element per work-item (dimension 0 along N); C's leading dimension ldc is any, so
+// that C is written where it lies. The slices were written with alpha = 1 and beta = 0;
+// beta == 0 does not read C (store_c).
 __kernel void splitk_reduce(const int M, const int N, const int S, const float alpha,
-                            const __global float* restrict W, const float beta,
+                            const __global float* restrict W, const int ldw, const float beta,
                             __global float* C, const int ldc) {
     const int col = get_global_id(0), row = get_global_id(1);
     if (row >= M || col >= N) return;
-    const size_t slice = (size_t)M * ldc, idx = (size_t)row * ldc + col;
+    const size_t slice = (size_t)M * ldw, idx = (size_t)row * ldw + col;
     float sum = 0.0f;
     for (int s = 0; s < S; s++) sum += W[s * slice + idx];
-    store_c(C, idx, alpha, sum, beta);
+    store_c(C, row * ldc + col, alpha, sum, beta);
 }
 #endif  // SPLIT_K

@@ -304,6 +304,29 @@ def test_shared_workspace(queue, rng):
         GemmPlan(queue, "5", P5, workspace=Workspace(other))
 
 
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=2))])
+def test_split_k_writes_an_unaligned_c_where_it_lies(queue, rng, kernel, params):
+    """The slices' workspace has aligned rows of its own and splitk_reduce writes C at any
+    leading dimension, so a C whose rows are not whole vectors (a fresh 37 x 53 output, or
+    a device Array of 53 columns read for beta) takes no copy: the product and its sum."""
+    from clgemm.gemm import prepare
+    m, n, k = 37, 53, 300
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+    plan = GemmPlan(queue, kernel, params, split_k=3)
+    prep = prepare(plan, da, db, None, 1.0, 0.0)
+    assert prep.splits == 3 and len(prep.steps) == 2 and prep.out.ld == n
+    cl.wait_for_events(prep.launch())
+    from clgemm import operands
+    assert close(operands.to_host(queue, prep.out), verify.reference(a, b), k)
+    c0 = rand(rng, m, n)
+    c = cla.to_device(queue, c0)
+    prep = prepare(plan, da, db, c, -1.5, 0.5)
+    assert prep.splits == 3 and len(prep.steps) == 2 and prep.out.buf is c.base_data
+    cl.wait_for_events(prep.launch())
+    assert close(c.get(), verify.reference(a, b, -1.5, 0.5, c0), k)
+
+
 def test_bound_launch_holds_its_buffers(queue, rng):
     """A bound launch keeps the operands it was given alive (kernel arguments do not), so
     it can run after the caller's references are gone; every call recomputes the product."""
