@@ -270,7 +270,7 @@ class GemmPlan:
                                      residents, self.tuned_split)
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
-        return heuristics.workspace_fits(slices, m, n, self.align, self.facts)
+        return heuristics.workspace_fits(slices, m, n, 4, self.facts)   # rows of whole float4s
 
     def residents(self) -> dict[str, int] | None:
         """Work-groups of this configuration resident per compute unit, for the build with
@@ -353,9 +353,9 @@ class GemmPlan:
         if spread is not None:
             return self._spread(prg, spread, a, b, c, alpha, beta, (m, n, k), guarded)
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
-        # ldw (c's columns rounded up to whole vectors), into the workspace, and
+        # ldw (c's columns rounded up to a multiple of 4), into the workspace, and
         # splitk_reduce sums them into c, at any leading dimension, with alpha and beta
-        ld = c.ld if s == 1 else rounded(c.cols, self.align)
+        ld = c.ld if s == 1 else rounded(c.cols, 4)
         out, ab = ((c.buf, (alpha, beta)) if s == 1
                    else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)
@@ -365,7 +365,8 @@ class GemmPlan:
                            np.int32(ld)) + guarded)
         if s == 1:
             return [gemm], [(gemm, 3, "alpha"), (gemm, 8, "beta")]
-        total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 64) * 64, c.rows), (64, 1),
+        total = build.bind(q, prg, "splitk_reduce", (-(-c.cols // 256) * 64, -(-c.rows // 4) * 4),
+                           (64, 4),
                            (rows, cols, np.int32(s), np.float32(alpha), out, np.int32(ld),
                             np.float32(beta), c.buf, np.int32(c.ld)))
         return [gemm, total], [(total, 3, "alpha"), (total, 6, "beta")]
