@@ -177,6 +177,23 @@ def test_untuned_split_leaves_the_fewest_waves():
     assert _fill_splits(128, 1024, f2) == 2      # two groups a unit make the wave 264
 
 
+def test_split_rules_speak_of_the_deepest_slice():
+    """split_min_k bounds the deepest slice, ceil(k / s): k = 1023 in 2 slices is 512 and
+    511 deep, as k = 1024 is 512 and 512. On an H100 (2026-12-06), 2047x1023x1023 (128
+    groups of 128x128, the 2048^3 entry's count 1 scaled by its tiles) ran 1.20x as fast in
+    2 slices, 1000x1000x2047 1.30x in 4 (results/h100/raw/split-depth-2026-12-06-b7ddf37.txt)."""
+    from clgemm import kernels
+    from clgemm.heuristics import Facts, _fill_splits, _wave_splits, splits
+    f = Facts(compute_units=132)
+    assert _fill_splits(64, 1023, f) == 2 == _fill_splits(64, 1024, f)
+    assert _fill_splits(64, 1022, f) == 1        # 511 and 511
+    assert _wave_splits(190, 1023, f) == 2 == _wave_splits(190, 1024, f)
+    p = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
+    tuned = ((2048, 2048, 2048), 1)
+    assert splits(kernels.get("5"), p, (2047, 1023, 1023), f, "auto", tuned) == 2
+    assert splits(kernels.get("5"), p, (2047, 1023, 1022), f, "auto", tuned) == 1
+
+
 def test_untuned_split_evens_out_each_units_groups():
     """On a grid of a group a unit or more, slices are taken where they cut the busiest
     unit's k steps (its share of the groups, rounded up, times a slice's depth) by
