@@ -41,11 +41,21 @@ DEFAULTS: dict[str, float] = {
     "split_deep_k": 2048,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
-    # ...and on a grid of a group a compute unit or more, without a tuned count, the count
-    # (2-16, slices split_min_k deep or more) that evens out the groups each unit runs, where
-    # it cuts the busiest unit's k steps by this part (0: never): 1500x1500x7000 ran 288
-    # groups of 64x128 on 132 units, 3 on some where the share is 2.2 (_wave_splits)
+    # ...and where those give none, the count that evens out the k steps each compute unit
+    # runs (its share of the groups, rounded up, times a slice's depth), where it cuts the
+    # busiest unit's by this part (0: never): 1500x1500x7000 ran 288 groups of 64x128 on
+    # 132 units, 3 on some where the share is 2.2; 767^3 ran 72 groups on 72 units
+    # (_wave_splits). For register blocks of at most split_wave_max_block sums, on grids of
+    # split_wave_min_fill groups a unit or more, 2-16 slices split_wave_min_k deep or more, the fewest within split_wave_near of the
+    # fewest steps (each slice adds a partial product to the sum: 1500x1500x7000's 16
+    # would save 3% of 4's steps); for larger ones (whose split build runs slower), grids
+    # of a group a unit or more, 2, 4, 8 or 16 slices split_min_k deep, the first that
+    # saves the part
     "split_wave_gain": 0.2,
+    "split_wave_max_block": 64,
+    "split_wave_min_fill": 0.5,
+    "split_wave_min_k": 192,
+    "split_wave_near": 1.05,
     # choosing an entry for an untuned shape: entries within near_within (db.distance) of
     # the nearest are candidates; one whose predicted time (wave_steps) beats the nearest's
     # by wave_margin wins; entries whose tiles compute over tile_waste times the least
@@ -112,7 +122,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
     "pad_waste": (1, _INF),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
-    "split_thinner": (1, _INF), "split_wave_gain": (0, 1),
+    "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
+    "split_wave_min_fill": (0, _INF),
+    "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF),
@@ -266,10 +278,9 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
     count there, and elsewhere the power of two nearest the same total of work-groups with
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
-    count that leaves the fewest waves of work (_fill_splits), or, on a grid of a group a
-    compute unit or more, the count that evens out the groups each unit runs
-    (_wave_splits). Any count is then trimmed so that every slice holds at least one tile
-    of k."""
+    count that leaves the fewest waves of work (_fill_splits); where neither takes a count,
+    the one that evens out the groups each unit runs (_wave_splits). Any count is then
+    trimmed so that every slice holds at least one tile of k."""
     if not kern.split_k:
         return 1
     groups, depth = tiles(kern, params, shape)
@@ -283,6 +294,7 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
 def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
                  tuned: tuple[Shape, int] | None, pad: str) -> int:
     m, n, k = shape
+    block = params.get("WPTM", 1) * params.get("WPTN", 1)     # sums a work-item holds
     if tuned is not None:
         at_shape, count = tuned
         at = launched(kern, params, at_shape, f, pad)
@@ -294,10 +306,12 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
             thinnest = min(f["split_min_k"], at[2] // count // f["split_thinner"])
             while s > 1 and _depth(k, s) < thinnest:
                 s //= 2
+            if s == 1 and block <= f["split_wave_max_block"]:
+                s = _wave_splits(groups, k, f, block)
     else:
         s = _fill_splits(groups, k, f)
         if s == 1:
-            s = _wave_splits(groups, k, f)
+            s = _wave_splits(groups, k, f, block)
     align = kern.geometry.vector(params)
     while s > 1 and not workspace_fits(s, m, n, align, f):
         s //= 2
@@ -336,26 +350,46 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     return best
 
 
-def _wave_splits(groups: int, k: int, f: Facts) -> int:
-    """Slices of k for an untuned launch of a group a compute unit or more: the fewest of 2,
-    4, 8 or 16, slices split_min_k deep or more, whose busiest unit runs split_wave_gain
-    fewer k steps than unsplit (its share of the groups, rounded up, times each slice's
-    depth). The slices' sum (a second launch over s partial products, more of them the more
-    slices) and the split build are not counted: the gain asked for covers them. On an
-    H100 (2026-12-06, `bash scripts/gpu_job.sh plans`, results/h100/README.md), whole
-    calls: 1500x1500x7000 and 1536x1536x16384, 288 groups of 64x128 (3 a unit at most
-    where 2.2 is the share), 1.22x and 1.28x as fast in 4 slices (a quarter fewer steps
-    predicted); 1200^3, 190 groups, 1.09x in 2 (a quarter); 2600^3, 861 groups, 0.95x in
-    4, where this predicts 3.6% fewer steps and so keeps it whole."""
+def _wave_splits(groups: int, k: int, f: Facts, block: int) -> int:
+    """Slices of k where the other rules take none: the count that evens out the k steps
+    the busiest compute unit runs (its share of the groups, rounded up, times the deepest
+    slice), where it runs split_wave_gain fewer than unsplit. The slices' sum (a second
+    launch over s partial products) is not counted: the gain asked for covers it.
+    Work-items of at most split_wave_max_block sums (`block`), on grids of
+    split_wave_min_fill groups a unit or more (smaller ones are _fill_splits', whose slices
+    are deeper: there a launch's fixed costs outweigh the steps): of 2, 3, 4, 6, 8 and 16
+    slices split_wave_min_k deep or more, the fewest within split_wave_near of the fewest
+    steps. Larger blocks, whose split build runs slower, on grids of a group a unit
+    or more: the first of 2, 4, 8 or 16 slices split_min_k deep that saves the part.
+    Measured on an H100 (2026-12-06, results/h100/README.md), whole calls: 1500x1500x7000
+    and 1536x1536x16384, 288 groups of 64x128 (3 a unit at most where 2.2 is the share),
+    1.22x and 1.28x as fast in 4 slices (a quarter fewer steps predicted); 1200^3, 190
+    groups, 1.09x in 2; 2600^3, 861 groups of 128x128, 0.95x in 4, where this predicts
+    3.6% fewer steps and so keeps it whole; then, with the float4 sum (b7ddf37), blocks of
+    8x4: 767^3, 768^3 and 800^3 (72 and 91 groups of 64x128) 1.15-1.24x in 3, 700x900x800
+    1.18x in 3, 896^3 1.15x in 4, 1000x500x1000 1.20x in 2; of 16x4: 1151^3 1.09x in 4
+    (was 2), 600x1200x1000 1.12x in 2; 999^3 and 1023^3 (128 groups: no count saves a
+    step) unsplit, where 2, 3 or 4 slices ran 4-7% slower; and 16x8 blocks at
+    1500x1500x1000 (144 groups) 0.97x in 4, hence the block bound
+    (raw/split-steps-2026-12-06-4bcc0c2.txt)."""
     gain, units = f["split_wave_gain"], f.compute_units
-    if not gain or groups < units:
+    if not gain:
         return 1
 
     def steps(s: int) -> int:
-        return -(-groups * s // units) * -(-k // s)
+        return -(-groups * s // units) * _depth(k, s)
 
-    return next((s for s in (2, 4, 8, 16) if _depth(k, s) >= f["split_min_k"]
-                 and steps(s) <= (1 - gain) * steps(1)), 1)
+    if block > f["split_wave_max_block"]:
+        if groups < units:
+            return 1
+        return next((s for s in (2, 4, 8, 16) if _depth(k, s) >= f["split_min_k"]
+                     and steps(s) <= (1 - gain) * steps(1)), 1)
+    counts = [s for s in (2, 3, 4, 6, 8, 16) if _depth(k, s) >= f["split_wave_min_k"]]
+    if not counts or groups < f["split_wave_min_fill"] * units:
+        return 1
+    least = min(steps(s) for s in counts)
+    best = next(s for s in counts if steps(s) <= f["split_wave_near"] * least)
+    return best if steps(best) <= (1 - gain) * steps(1) else 1
 
 
 def tail_split(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,

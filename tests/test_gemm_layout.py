@@ -187,44 +187,63 @@ def test_split_rules_speak_of_the_deepest_slice():
     f = Facts(compute_units=132)
     assert _fill_splits(64, 1023, f) == 2 == _fill_splits(64, 1024, f)
     assert _fill_splits(64, 1022, f) == 1        # 511 and 511
-    assert _wave_splits(190, 1023, f) == 2 == _wave_splits(190, 1024, f)
+    assert _wave_splits(190, 1023, f, 128) == 2 == _wave_splits(190, 1024, f, 128)
     p = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
     tuned = ((2048, 2048, 2048), 1)
     assert splits(kernels.get("5"), p, (2047, 1023, 1023), f, "auto", tuned) == 2
     assert splits(kernels.get("5"), p, (2047, 1023, 1022), f, "auto", tuned) == 1
 
 
-def test_untuned_split_evens_out_each_units_groups():
-    """On a grid of a group a unit or more, slices are taken where they cut the busiest
-    unit's k steps (its share of the groups, rounded up, times a slice's depth) by
-    split_wave_gain: measured on an H100 (2026-12-06), 288 groups of 64x128 at k = 7008 and
-    16384 ran 1.22x and 1.28x as fast in 4 slices, 190 at k = 1200 1.09x in 2, and 861 at
-    k = 2608 0.95x in 4 (3.6% fewer steps predicted: kept whole). Grids whose groups already
-    share out evenly, shallow k and fewer groups than units are left as they were."""
+def test_split_evens_out_each_units_steps():
+    """Where the other rules take no slices, a count is taken where it cuts the busiest
+    unit's k steps (its share of the groups, rounded up, times the deepest slice) by
+    split_wave_gain. Measured on an H100 (2026-12-06): 288 groups of 64x128 (16x4 sums a
+    work-item) at k = 7008 and 16384 ran 1.22x and 1.28x as fast in 4 slices, 190 at k =
+    1200 1.09x in 2, 162 at k = 1151 1.09x in 4 rather than 2; 72 groups of 8x4 blocks at
+    k = 767 1.24x in 3 and 98 at k = 896 1.15x in 4, where 128 at k = 999 ran slower in
+    every count; 861 groups of 16x8 at k = 2608 0.95x in 4 and 144 at k = 1000 0.97x in 4:
+    blocks over split_wave_max_block sums keep the rule for grids of a group a unit or
+    more, 2, 4, 8 or 16 slices split_min_k deep."""
     from clgemm import kernels
     from clgemm.heuristics import DEFAULTS, Facts, _wave_splits, splits
     f = Facts(compute_units=132)
-    assert _wave_splits(288, 7008, f) == 4       # 3 a unit -> 9 quarter-deep: a quarter less
-    assert _wave_splits(288, 16384, f) == 4
-    assert _wave_splits(190, 1200, f) == 2
-    assert _wave_splits(861, 2608, f) == 1       # 7 a unit -> 27 quarters: 3.6% less
-    assert _wave_splits(1024, 4096, f) == 1      # 4096^3: 8 a unit, split or not
-    assert _wave_splits(4096, 8192, f) == 1      # 8192^3
-    assert _wave_splits(256, 2048, f) == 1       # 2048^3
-    assert _wave_splits(1089, 4104, f) == 1      # 4097^3: 8.3% less at best
-    assert _wave_splits(288, 1000, f) == 1       # slices would be under split_min_k
-    assert _wave_splits(100, 2**16, f) == 1      # under a group a unit: _fill_splits'
+    light, heavy = 64, 128
+    assert _wave_splits(288, 7008, f, light) == 4      # 3 a unit -> 9 quarter-deep
+    assert _wave_splits(288, 16384, f, light) == 4     # 16 would save 3% more: not enough
+    assert _wave_splits(190, 1200, f, light) == 2
+    assert _wave_splits(162, 1151, f, light) == 4      # 5 a unit of 288 deep: 1440 < 1728
+    assert _wave_splits(72, 767, f, 32) == 3           # 2 a unit of 256 deep: a third less
+    assert _wave_splits(98, 896, f, 32) == 4           # 3 a unit of 224 (3 slices: 3 of 299)
+    assert _wave_splits(128, 999, f, 32) == 1          # every count: as many steps or more
+    assert _wave_splits(72, 300, f, 32) == 1           # slices under split_wave_min_k
+    assert _wave_splits(65, 767, f, 32) == 1           # under half a group a unit: _fill_splits'
+    assert _wave_splits(861, 2608, f, heavy) == 1      # 7 a unit -> 27 quarters: 3.6% less
+    assert _wave_splits(144, 1000, f, heavy) == 1      # slices under split_min_k
+    assert _wave_splits(144, 1000, f, light) == 4
+    assert _wave_splits(72, 767, f, heavy) == 1        # under a group a unit
+    assert _wave_splits(288, 7008, f, heavy) == 4
+    assert _wave_splits(1024, 4096, f, heavy) == 1     # 4096^3: 8 a unit, split or not
+    assert _wave_splits(4096, 8192, f, heavy) == 1     # 8192^3
+    assert _wave_splits(256, 2048, f, heavy) == 1      # 2048^3
+    assert _wave_splits(1089, 4104, f, heavy) == 1     # 4097^3: 8.3% less at best
     off = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_wave_gain=0))
-    assert _wave_splits(288, 7008, off) == 1
+    assert _wave_splits(288, 7008, off, light) == 1
     k5 = kernels.get("5")
     p = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
     assert splits(k5, p, (1536, 1536, 7008), f) == 4
     assert splits(k5, p, (1536, 1536, 7008), off) == 1
     assert splits(k5, p, (1536, 1536, 7008), f, tuned=((1536, 1536, 7008), 1)) == 1
+    # away from a tuned count's own shape, where its scaled count is 1 (767^3 with the
+    # 1024^3 entry's count 1: two slices of 384 are under split_min_k)
+    p8 = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1)
+    assert splits(k5, p8, (767, 767, 767), f, tuned=((1024, 1024, 1024), 1)) == 3
+    assert splits(k5, p8, (1023, 1023, 1023), f, tuned=((1024, 1024, 1024), 1)) == 1
+    p16 = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
+    assert splits(k5, p16, (1500, 1500, 1000), f, tuned=((1850, 1850, 1850), 1)) == 1
 
 
 def test_split_k_rule(queue):
-    """Auto splits only when C has too few tiles for the device, into slices >= 256 deep,
+    """Auto splits only when C has too few tiles for the device, into slices >= 192 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split, and
     refuse a count asked of them."""
     from clgemm.heuristics import DEFAULTS
@@ -235,7 +254,9 @@ def test_split_k_rule(queue):
     long = 2 * SPLIT_MIN_K * want                      # deep enough for `want` slices on any device
     s = plan.splits(1, 32, long)                       # one tile of C, a long k
     assert s >= want and s // 2 < want                 # the fewest doublings that fill it
-    assert plan.splits(1, 32, SPLIT_MIN_K) == 1        # too short to split
+    # too short to split: slices under split_wave_min_k (on a device of few units, where
+    # one tile of C is a group a unit or more, _wave_splits would cut a longer k)
+    assert plan.splits(1, 32, 2 * DEFAULTS["split_wave_min_k"] - 8) == 1
     # a shorter k stops the doubling where slices would fall under SPLIT_MIN_K
     assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4, 1 << (want - 1).bit_length())
     big = -(-want // 1) * 32                            # enough tiles of C already
