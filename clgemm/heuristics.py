@@ -365,13 +365,13 @@ def _wave_splits(groups: int, k: int, f: Facts, block: int) -> int:
     and 1536x1536x16384, 288 groups of 64x128 (3 a unit at most where 2.2 is the share),
     1.22x and 1.28x as fast in 4 slices (a quarter fewer steps predicted); 1200^3, 190
     groups, 1.09x in 2; 2600^3, 861 groups of 128x128, 0.95x in 4, where this predicts
-    3.6% fewer steps and so keeps it whole; then, with the float4 sum (b7ddf37), blocks of
-    8x4: 767^3, 768^3 and 800^3 (72 and 91 groups of 64x128) 1.15-1.24x in 3, 700x900x800
-    1.18x in 3, 896^3 1.15x in 4, 1000x500x1000 1.20x in 2; of 16x4: 1151^3 1.09x in 4
-    (was 2), 600x1200x1000 1.12x in 2; 999^3 and 1023^3 (128 groups: no count saves a
-    step) unsplit, where 2, 3 or 4 slices ran 4-7% slower; and 16x8 blocks at
-    1500x1500x1000 (144 groups) 0.97x in 4, hence the block bound
-    (raw/split-steps-2026-12-06-4bcc0c2.txt)."""
+    3.6% fewer steps and so keeps it whole; then, with the float4 sum (b7ddf37), against
+    4bcc0c2: blocks of 8x4, 767^3 and 768^3 (72 groups of 64x128) 1.25x and 1.40x in 3,
+    800^3 1.11x and 700x900x800 1.20x in 3, 896^3 1.12x in 4; of 16x4, 1151^3 1.09x in 4
+    (was 2), 600x1200x1000 1.12x in 2, 720x1440x960 1.14x in 4; 850^3 0.96x (another
+    entry's tiles in 2); 999^3 (128 groups: no count saves a step) unsplit, where 2, 3 or
+    4 slices ran 4-7% slower; a first form without the block bound split 16x8 blocks at
+    1500x1500x1000 (144 groups) in 4: 0.97x (results/h100/raw/split-steps-2026-12-06-4bcc0c2.txt)."""
     gain, units = f["split_wave_gain"], f.compute_units
     if not gain:
         return 1

@@ -200,7 +200,7 @@ def test_split_evens_out_each_units_steps():
     split_wave_gain. Measured on an H100 (2026-12-06): 288 groups of 64x128 (16x4 sums a
     work-item) at k = 7008 and 16384 ran 1.22x and 1.28x as fast in 4 slices, 190 at k =
     1200 1.09x in 2, 162 at k = 1151 1.09x in 4 rather than 2; 72 groups of 8x4 blocks at
-    k = 767 1.24x in 3 and 98 at k = 896 1.15x in 4, where 128 at k = 999 ran slower in
+    k = 767 1.25x in 3 and 98 at k = 896 1.12x in 4, where 128 at k = 999 ran slower in
     every count; 861 groups of 16x8 at k = 2608 0.95x in 4 and 144 at k = 1000 0.97x in 4:
     blocks over split_wave_max_block sums keep the rule for grids of a group a unit or
     more, 2, 4, 8 or 16 slices split_min_k deep."""
