@@ -41,16 +41,11 @@ DEFAULTS: dict[str, float] = {
     "split_deep_k": 2048,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
-    # ...and where those give none, the count that evens out the k steps each compute unit
-    # runs (its share of the groups, rounded up, times a slice's depth), where it cuts the
-    # busiest unit's by this part (0: never): 1500x1500x7000 ran 288 groups of 64x128 on
-    # 132 units, 3 on some where the share is 2.2; 767^3 ran 72 groups on 72 units
-    # (_wave_splits). For register blocks of at most split_wave_max_block sums, on grids of
-    # split_wave_min_fill groups a unit or more, 2-16 slices split_wave_min_k deep or more, the fewest within split_wave_near of the
-    # fewest steps (each slice adds a partial product to the sum: 1500x1500x7000's 16
-    # would save 3% of 4's steps); for larger ones (whose split build runs slower), grids
-    # of a group a unit or more, 2, 4, 8 or 16 slices split_min_k deep, the first that
-    # saves the part
+    # ...and where those give none, the count that cuts the k steps of the busiest compute
+    # unit by split_wave_gain (0: never); for register blocks of at most
+    # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
+    # slices split_wave_min_k deep or more, within split_wave_near of the fewest steps
+    # (_wave_splits: 767^3 ran 72 groups of 64x128 on 132 units 1.25x as fast in 3)
     "split_wave_gain": 0.2,
     "split_wave_max_block": 64,
     "split_wave_min_fill": 0.5,
@@ -123,8 +118,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_waste": (1, _INF),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
     "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
-    "split_wave_min_fill": (0, _INF),
-    "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
+    "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF),
@@ -312,8 +306,7 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
         s = _fill_splits(groups, k, f)
         if s == 1:
             s = _wave_splits(groups, k, f, block)
-    align = kern.geometry.vector(params)
-    while s > 1 and not workspace_fits(s, m, n, align, f):
+    while s > 1 and not workspace_fits(s, m, n, 4, f):   # rows of whole float4s
         s //= 2
     return s
 
@@ -371,7 +364,8 @@ def _wave_splits(groups: int, k: int, f: Facts, block: int) -> int:
     (was 2), 600x1200x1000 1.12x in 2, 720x1440x960 1.14x in 4; 850^3 0.96x (another
     entry's tiles in 2); 999^3 (128 groups: no count saves a step) unsplit, where 2, 3 or
     4 slices ran 4-7% slower; a first form without the block bound split 16x8 blocks at
-    1500x1500x1000 (144 groups) in 4: 0.97x (results/h100/raw/split-steps-2026-12-06-4bcc0c2.txt)."""
+    1500x1500x1000 (144 groups) in 4: 0.97x
+    (results/h100/raw/split-steps-2026-12-06-4bcc0c2.txt)."""
     gain, units = f["split_wave_gain"], f.compute_units
     if not gain:
         return 1

@@ -19,9 +19,9 @@
 //   rows run along k is then stored straight, the other one transposed.
 // - SPLIT_K: a launch with get_num_groups(2) = S cuts the k loop into S slices of whole
 //   tiles; group z writes its slice's partial product to slice z of C, then a workspace
-//   of S stacked M x ldc matrices (ldc a multiple of WIDTH), and splitk_reduce (below)
-//   sums the slices into the real C, at any leading dimension. It is a build of its own: compiled into every launch, its extra live values
-//   slowed the large register blocks.
+//   of S stacked M x ldc matrices (ldc a multiple of 4), and splitk_reduce (below) sums
+//   the slices into the real C, at any leading dimension. It is a build of its own:
+//   compiled into every launch, its extra live values slowed the large register blocks.
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
 // - AB_UNALIGNED: A and B read a float at a time, at any leading dimension and width, so
 //   that operands whose rows are not whole vectors need no aligned copies; k counted back
