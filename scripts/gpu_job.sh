@@ -48,6 +48,11 @@ jobs:
                                  whole calls of clgemm.Plan variants (other thresholds,
                                  split counts, points, padding) at each shape, interleaved,
                                  beside cuBLAS's (scripts/plans.py)
+  plans-versions DIR [--runs N] -- PLANS ARGS...
+                                 scripts/plans.py's variants (e.g. --variant gemm:, gemm()'s
+                                 own choices) with another version of the package (DIR with
+                                 clgemm/, kernels/, scripts/) and with this tree, in turn,
+                                 each in its own processes (scripts/plans_versions.py)
   overhead [OPTIONS...]          host time of a repeated gemm() / Plan call against a bare
                                  launch (scripts/call_overhead.py)
   tests [PYTEST ARGS...]         the test suite (or the files and tests named) on this
@@ -80,7 +85,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|ship-and-compare|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|overhead|tests|tune-rate|recorded) ;;
+  bench|tune-and-ship|ship-and-compare|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|plans-versions|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -203,6 +208,12 @@ case "$job" in
     ;;
   plans)
     python3 scripts/plans.py --json "$OUT/plans.json" "$@" | tee "$OUT/plans.txt"
+    ;;
+  plans-versions)
+    need $# 3
+    dir=$1; shift
+    python3 scripts/plans_versions.py --versions "before=$dir,after=." \
+      --out "$OUT/plans-versions.json" "$@" | tee "$OUT/plans-versions.txt"
     ;;
   overhead)
     python3 scripts/call_overhead.py --json "$OUT/overhead.json" "$@" | tee "$OUT/overhead.txt"
