@@ -217,9 +217,14 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
         return False
     volume = math.prod(shape)
     lx, ly = kern.geometry.local(params)
-    light = (params.get("WPTM", 1) * params.get("WPTN", 1) <= f["unaligned_light_block"]
-             and lx * ly >= f["unaligned_light_items"])
+    light = sums(params) <= f["unaligned_light_block"] and lx * ly >= f["unaligned_light_items"]
     return volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
+
+
+def sums(params: Mapping[str, int]) -> int:
+    """The sums a work-item holds (its register block), which rules bound: a large block's
+    loop is bound by issuing instructions, and its loads and split build cost it more."""
+    return params.get("WPTM", 1) * params.get("WPTN", 1)
 
 
 def tiles(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> tuple[int, int]:
@@ -259,6 +264,10 @@ def matvec_slices(across: int, depth: int, f: Facts,
     return max(1, min(want, depth // int(f["matvec_min_depth"]), MAX_SPLITS))
 
 
+# split-K's workspace rows are this many floats apart, rounded up: splitk_reduce reads float4s
+SPLIT_ROW = 4
+
+
 def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
     """Whether `slices` partial m x n products fit in one buffer (and 32-bit indexing)."""
     floats = slices * m * rounded(n, align)
@@ -288,7 +297,7 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
 def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
                  tuned: tuple[Shape, int] | None, pad: str) -> int:
     m, n, k = shape
-    block = params.get("WPTM", 1) * params.get("WPTN", 1)     # sums a work-item holds
+    block = sums(params)
     if tuned is not None:
         at_shape, count = tuned
         at = launched(kern, params, at_shape, f, pad)
@@ -306,7 +315,7 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
         s = _fill_splits(groups, k, f)
         if s == 1:
             s = _wave_splits(groups, k, f, block)
-    while s > 1 and not workspace_fits(s, m, n, 4, f):   # rows of whole float4s
+    while s > 1 and not workspace_fits(s, m, n, SPLIT_ROW, f):
         s //= 2
     return s
 

@@ -270,7 +270,7 @@ class GemmPlan:
                                      residents, self.tuned_split)
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
-        return heuristics.workspace_fits(slices, m, n, 4, self.facts)   # rows of whole float4s
+        return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)
 
     def residents(self) -> dict[str, int] | None:
         """Work-groups of this configuration resident per compute unit, for the build with
@@ -353,9 +353,9 @@ class GemmPlan:
         if spread is not None:
             return self._spread(prg, spread, a, b, c, alpha, beta, (m, n, k), guarded)
         # with split-K the gemm kernel writes s slices of the partial product, each c.rows x
-        # ldw (c's columns rounded up to a multiple of 4), into the workspace, and
+        # ldw (c's columns rounded up to whole float4s), into the workspace, and
         # splitk_reduce sums them into c, at any leading dimension, with alpha and beta
-        ld = c.ld if s == 1 else rounded(c.cols, 4)
+        ld = c.ld if s == 1 else rounded(c.cols, heuristics.SPLIT_ROW)
         out, ab = ((c.buf, (alpha, beta)) if s == 1
                    else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)

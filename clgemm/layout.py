@@ -14,7 +14,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import build, operands, timing
+from . import build, heuristics, operands, timing
 from . import guard as guards
 from .launch import GemmPlan
 from .operands import Matrix, View, is_transposed, rounded
@@ -189,7 +189,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
     slices = plan.splits(*launched)
-    partial = [(slices * rows, rounded(cols, 4))] if slices > 1 else []
+    partial = [(slices * rows, rounded(cols, heuristics.SPLIT_ROW))] if slices > 1 else []
     spread = plan.tail(*launched)
     partial += [plan.tail_sums(*launched, spread)] if spread is not None else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)

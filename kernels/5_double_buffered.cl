@@ -302,25 +302,19 @@ void gemm(const int M, const int N, const int K, const float alpha,
 // A work-item sums one float4 of a row (ldw a multiple of 4), in groups of 64 x 4 rows:
 // groups of 64 single floats were bound by starting groups, as copy_rows' were
 // (docs/levers.md). C's leading dimension ldc is any, so that C is written where it lies:
-// one vector store where ldc is a multiple of 4 and the vector is whole, else a float at
-// a time. The slices were written with alpha = 1 and beta = 0; beta == 0 does not read C
+// store_c4 (common.cl) stores one vector where ldc is a multiple of 4 and the vector is
+// whole, else a float at a time. The slices were written with alpha = 1 and beta = 0; beta == 0 does not read C
 // (store_c).
 __kernel __attribute__((reqd_work_group_size(64, 4, 1)))
 void splitk_reduce(const int M, const int N, const int S, const float alpha,
                    const __global float4* restrict W, const int ldw, const float beta,
                    __global float* C, const int ldc) {
-    const int cv = get_global_id(0), row = get_global_id(1), col = cv * 4;
+    const int cv = get_global_id(0), row = get_global_id(1), col = cv * 4;   // vector cv
     if (row >= M || col >= N) return;
     const size_t slice = (size_t)M * (ldw / 4), idx = (size_t)row * (ldw / 4) + cv;
     float4 sum = (float4)(0.0f);
     for (int s = 0; s < S; s++) sum += W[s * slice + idx];
-    if ((ldc & 3) == 0 && col + 4 <= N) {
-        __global float4* c = (__global float4*)C + ((size_t)row * ldc + col) / 4;
-        *c = (beta != 0.0f) ? alpha * sum + beta * *c : alpha * sum;
-        return;
-    }
-    float v[4];
-    UNPACK4(sum, v, 0);
-    for (int w = 0; w < 4 && col + w < N; w++) store_c(C, row * ldc + col + w, alpha, v[w], beta);
+    store_c4((__global float4*)C, row, cv, ldc, M, N, (ldc & 3) == 0 && col + 4 <= N, alpha,
+             sum, beta);
 }
 #endif  // SPLIT_K
