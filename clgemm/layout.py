@@ -218,6 +218,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     else:
         cm = lay.empty(rows, cols, cols if ragged else rounded(cols, al))
     beta = beta if c_needed else 0.0
+    lay.flush()
     if guarded:
         bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,
                                                 c_needed, allocator)
@@ -228,6 +229,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     lay.steps += bounds
     if isinstance(target, View) and cm is not tm:
         lay.write_back(cm, target)
+    assert not lay.pending, "an operand copy was laid out after the kernels that read it"
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed, lay.offsets, scanned, spread,
@@ -250,6 +252,8 @@ class _Layout:
     allocator: Callable[[int], object] | None
     steps: list = field(default_factory=list)
     offsets: list = field(default_factory=list)      # Prepared.offsets
+    # the operands' aligned copies (taken), made steps by flush: in pairs, one launch each
+    pending: list = field(default_factory=list)
 
     def empty(self, rows: int, cols: int, ld: int) -> Matrix:
         return operands.empty(self.queue, rows, cols, ld, self.allocator)
@@ -273,21 +277,43 @@ class _Layout:
             return m
         want = shape or (m.rows, rounded(m.cols, self.align))
         out = self.zeros(want[0], m.cols if shape is None else want[1], want[1])
-        self.copy(m, out, x.port, None)
+        self.pending.append((m, out, x.port, None))   # only the kernels read it: flush
         return out
 
     def copy(self, src: Matrix, dst: Matrix, src_port: int | None,
              dst_port: int | None) -> None:
         """A step copying src (all of it) into dst's top-left corner; an offset into a
         caller's matrix is noted (Prepared.offsets) for a cached layout to set per call."""
-        args = (src.ld, dst.ld, src.offset, dst.offset)
-        step = operands.bind_copy(self.queue, src.buf, src.ld, dst.buf, dst.ld, src.rows,
-                                  src.cols, src.offset, dst.offset)
-        unit = operands.copy_width(src.cols, *args)
-        for index, m, port in zip(operands.COPY_OFFSETS, (src, dst), (src_port, dst_port)):
+        step = operands.bind_copy(self.queue, *_block(src, dst))
+        self._note_offsets(step, operands.COPY_OFFSETS, src, dst, src_port, dst_port)
+        self.steps.append(step)
+
+    def flush(self) -> None:
+        """The pending operand copies as steps: two of one build as one launch
+        (operands.bind_copy_pair), any other alone. They depend on nothing laid out before
+        them, and only the kernels' launches that follow read them."""
+        copies, self.pending = self.pending, []
+        while copies:
+            first = copies.pop(0)
+            width = operands.block_width(_block(*first[:2]))
+            pair = next((c for c in copies
+                         if width and operands.block_width(_block(*c[:2])) == width), None)
+            if pair is None:
+                self.copy(*first)
+                continue
+            copies.remove(pair)
+            step = operands.bind_copy_pair(self.queue, _block(*first[:2]), _block(*pair[:2]))
+            for (src, dst, src_port, dst_port), indices in zip((first, pair),
+                                                               operands.COPY_PAIR_OFFSETS):
+                self._note_offsets(step, indices, src, dst, src_port, dst_port)
+            self.steps.append(step)
+
+    def _note_offsets(self, step, indices: tuple[int, int], src: Matrix, dst: Matrix,
+                      src_port: int | None, dst_port: int | None) -> None:
+        unit = operands.copy_width(src.cols, src.ld, dst.ld, src.offset, dst.offset)
+        for index, m, port in zip(indices, (src, dst), (src_port, dst_port)):
             if m.offset:
                 self.offsets.append((step, index, port, unit))
-        self.steps.append(step)
 
     def row_major(self, x, shape: tuple[int, int] | None = None, floats: bool = False) -> Matrix:
         """x as a row-major device matrix with an aligned leading dimension (any, with
@@ -328,3 +354,8 @@ class _Layout:
         self.steps.append(self.tplan.bind(cm, dst))
         if t.offset:
             self.copy(dst, t, None, target.port)
+
+
+def _block(src: Matrix, dst: Matrix) -> operands.Block:
+    """All of src into dst's top-left corner, as operands.copy_rect's arguments."""
+    return (src.buf, src.ld, dst.buf, dst.ld, src.rows, src.cols, src.offset, dst.offset)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -350,12 +350,46 @@ def copy_rect(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
 
 
 COPY_OFFSETS = (3, 6)     # copy_rows's arguments src_off and dst_off, in vectors (copy_width)
+# copy_pair's, for its first and its second block
+COPY_PAIR_OFFSETS = ((3, 6), (11, 14))
+
+# a copy_rect block: (src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off)
+Block = tuple[cl.Buffer, int, cl.Buffer, int, int, int, int, int]
 
 
 def copy_width(cols: int, *lds_and_offsets: int) -> int:
     """Floats copy_rows moves a work-item: 4 when the width and every leading dimension and
     offset are multiples of 4 (16-byte aligned float4 accesses), else 1."""
     return 4 if all(v % 4 == 0 for v in (cols, *lds_and_offsets)) else 1
+
+
+def block_width(block: Block) -> int:
+    """copy_width of a block; 0 where both sides are dense, which one flat copy moves."""
+    src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off = block
+    if src_ld == dst_ld == cols and not src_off and not dst_off:
+        return 0
+    return copy_width(cols, src_ld, dst_ld, src_off, dst_off)
+
+
+def _copy_launch(queue, name: str, blocks: Sequence[Block]):
+    """copy_rows (one block) or copy_pair (two of one copy_width) bound with its launch: the
+    scalar build moves 4 floats a work-item, in groups of 4 rows where the device takes
+    groups of 256; the launch covers the largest block."""
+    vw = block_width(blocks[0])
+    per = 4 if vw == 1 else 1
+    ly = per if queue.device.max_work_group_size >= 64 * per else 1
+    prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per})
+    args = []
+    for src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off in blocks:
+        args += [np.int32(rows), np.int32(cols // vw), src, np.int32(src_off // vw),
+                 np.int32(src_ld // vw), dst, np.int32(dst_off // vw), np.int32(dst_ld // vw)]
+    # groups along a row (64 work-items, `per` vectors each) by groups of `ly` rows
+    grid = [(-(-(cols // vw) // (64 * per)), -(-rows // ly)) for *_, rows, cols, _, _ in blocks]
+    if len(blocks) == 1:
+        (gx, gy), = grid
+        return build.bind(queue, prg, name, (gx * 64, gy * ly), (64, ly), args)
+    # copy_pair: every group of both blocks along dimension 0
+    return build.bind(queue, prg, name, (sum(gx * gy for gx, gy in grid) * 64, ly), (64, ly), args)
 
 
 def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
@@ -365,20 +399,20 @@ def bind_copy(queue, src: cl.Buffer, src_ld: int, dst: cl.Buffer, dst_ld: int,
     the copy_rows kernel, bound once (build.bind), because NVIDIA's clEnqueueCopyBufferRect
     moved 1.6 TB/s on the H200 where that kernel moves 2.7 and a flat copy 3.8. Its offsets
     are arguments (COPY_OFFSETS) that a cached layout sets per call."""
-    if src_ld == dst_ld == cols and not src_off and not dst_off:
+    block = (src, src_ld, dst, dst_ld, rows, cols, src_off, dst_off)
+    if not block_width(block):
         return build.BoundCopy(queue, [rows * cols * 4, src, dst])
-    vw = copy_width(cols, src_ld, dst_ld, src_off, dst_off)
-    # copy_rows.cl: the scalar build moves 4 floats a work-item, in groups of 4 rows where the
-    # device takes groups of 256
-    per = 4 if vw == 1 else 1
-    ly = per if queue.device.max_work_group_size >= 64 * per else 1
-    prg = build.helper(queue.context, "copy_rows.cl", {"VW": vw, "PER": per})
-    cv = cols // vw
-    return build.bind(queue, prg, "copy_rows", (-(-cv // (64 * per)) * 64, -(-rows // ly) * ly),
-                      (64, ly),
-                      (np.int32(rows), np.int32(cv), src, np.int32(src_off // vw),
-                       np.int32(src_ld // vw), dst, np.int32(dst_off // vw),
-                       np.int32(dst_ld // vw)))
+    return _copy_launch(queue, "copy_rows", [block])
+
+
+def bind_copy_pair(queue, first: Block, second: Block) -> build.Bound | None:
+    """Two copy_rect blocks as one launch of copy_pair (offsets: COPY_PAIR_OFFSETS), where
+    both take copy_rows' same build (None where one is a flat copy or their widths differ):
+    the host's enqueue of a launch costs more than a small copy (copy_rows.cl)."""
+    vw = block_width(first)
+    if not vw or block_width(second) != vw:
+        return None
+    return _copy_launch(queue, "copy_pair", [first, second])
 
 
 def to_host(queue: cl.CommandQueue, m: Matrix) -> np.ndarray:

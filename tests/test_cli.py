@@ -208,7 +208,7 @@ def test_run_pad_yes_reports_padding():
                "--param", "WPTN=4")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert out["verified"] and out["padded"] and out["launches"] == 3   # 2 copies in, GEMM (C in place)
+    assert out["verified"] and out["padded"] and out["launches"] == 2   # A and B copied in one launch, GEMM (C in place)
 
 
 def test_run_split_k_reports_the_slices():

@@ -42,6 +42,45 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
     assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("first,second", [
+    ((5, 37, 37, 40, 0, 0), (130, 7, 9, 12, 0, 0)),       # scalar: the launch covers each
+    ((29, 40, 44, 48, 0, 0), (3, 8, 8, 12, 0, 0)),        # float4 both
+    ((7, 301, 303, 304, 5, 3), (66, 1, 3, 2, 1, 0)),      # scalar, offsets into both sides
+])
+def test_copy_pair_copies_both_blocks_in_one_launch(queue, rng, first, second):
+    """operands.bind_copy_pair: two blocks of one copy_rows build (rows, cols, src_ld,
+    dst_ld, src_off, dst_off), the larger in neither dimension alike, each arrives in one
+    launch and every other element of the destinations keeps what it held."""
+    from clgemm import operands
+    blocks, wants, dsts = [], [], []
+    for rows, cols, src_ld, dst_ld, so, do in (first, second):
+        src = rand(rng, rows * src_ld + so, 1).ravel()
+        dst0 = rand(rng, rows * dst_ld + do + 5, 1).ravel()
+        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+        sbuf, dbuf = cl.Buffer(queue.context, flags, hostbuf=src), cl.Buffer(queue.context, flags, hostbuf=dst0)
+        want = dst0.copy()
+        for r in range(rows):
+            want[do + r * dst_ld:do + r * dst_ld + cols] = src[so + r * src_ld:so + r * src_ld + cols]
+        blocks.append((sbuf, src_ld, dbuf, dst_ld, rows, cols, so, do))
+        wants.append(want)
+        dsts.append((dbuf, dst0))
+    step = operands.bind_copy_pair(queue, *blocks)
+    assert step.knl.function_name == "copy_pair"
+    step().wait()
+    for (dbuf, dst0), want in zip(dsts, wants):
+        got = np.empty_like(dst0)
+        cl.enqueue_copy(queue, got, dbuf)
+        assert np.array_equal(got, want)
+    # a float4 block and a scalar one, or a flat copy, take launches of their own (none
+    # of these is launched)
+    sbuf, dbuf = blocks[0][0], blocks[0][2]
+    vector, scalar = (sbuf, 8, dbuf, 12, 1, 8, 0, 0), (sbuf, 9, dbuf, 12, 1, 7, 0, 0)
+    dense = (sbuf, 3, dbuf, 3, 1, 3, 0, 0)
+    assert [operands.block_width(b) for b in (vector, scalar, dense)] == [4, 1, 0]
+    for pair in ((vector, scalar), (scalar, vector), (dense, scalar), (vector, dense)):
+        assert operands.bind_copy_pair(queue, *pair) is None
+
+
 def test_copy_rows_groups_fit_the_device(queue, monkeypatch):
     """The scalar copy's groups of 64 x 4 work-items become rows of 64 on a device that
     takes fewer than 256 a group (the launch would fail there)."""
@@ -115,10 +154,14 @@ def test_padded_copies_give_the_same_product(queue, rng, where, by, ta, tb, kern
         assert (prep.out.rows, prep.out.cols) == ((n, m) if prep.swap else (m, n))   # not padded
         # A device operand goes into its padded buffer by a step (a copy, or a transpose
         # that writes straight there); a host one is uploaded there, and takes a step only
-        # for a device transpose (laid out transposed, and not read as it lies).
+        # for a device transpose (laid out transposed, and not read as it lies). Two copies
+        # (both of odd width: copy_rows' scalar build) are one launch of copy_pair.
         x, y = (hb.T, ha.T) if prep.swap else (ha, hb)
-        moved = 2 if where == "device" else sum(
-            is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
+        turned = sum(is_transposed(v) and not r for v, r in zip((x, y), plan.reads))
+        copied = 2 - turned if where == "device" else 0
+        moved = turned + min(copied, 1)
+        names = [s.knl.function_name for s in prep.steps if hasattr(s, "knl")]
+        assert names.count("copy_pair") == (copied == 2) and names.count("copy_rows") == (copied == 1)
         # then C's transpose in when it is read and stored transposed, the product (and its sum)
         assert len(prep.launch()) == moved + (prep.swap and beta != 0) + 1 + (prep.splits > 1)
         assert (prep.splits > 1) == (split > 1)

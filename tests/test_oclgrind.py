@@ -78,6 +78,22 @@ RUNNER = textwrap.dedent("""
             operands.copy_rect(q, sb, lds, db, ldd, rows, cols).wait()
             cl.enqueue_copy(q, dst, db)
             ok = np.array_equal(dst[:, :cols], src[:, :cols]) and not dst[:, cols:].any()
+        elif kind == "pair":      # operands.bind_copy_pair: two such blocks in one launch
+            import pyopencl as cl
+            from clgemm import operands
+            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+            made = []
+            for rows, cols, lds, ldd in (shape[:4], shape[4:]):
+                src = verify.random_matrix(rng, rows, lds)
+                dst = np.zeros((rows, ldd), np.float32)
+                made.append((src, dst, cols, (cl.Buffer(q.context, flags, hostbuf=src), lds,
+                                              cl.Buffer(q.context, flags, hostbuf=dst), ldd,
+                                              rows, cols, 0, 0)))
+            operands.bind_copy_pair(q, made[0][3], made[1][3])().wait()
+            ok = True
+            for src, dst, cols, blk in made:
+                cl.enqueue_copy(q, dst, blk[2])
+                ok = ok and np.array_equal(dst[:, :cols], src[:, :cols]) and not dst[:, cols:].any()
         else:
             a = verify.random_matrix(rng, *shape)
             ok = np.array_equal(clgemm.transpose(q, a, kernel=kernel, params=params), a.T)
@@ -189,10 +205,14 @@ def test_transpose_kernel_is_clean(key):
 
 
 def test_copy_rows_is_clean():
-    """The copy_rows helper kernel (float4 and scalar builds) inside buffers that end where
-    the block does, so a read or write past it is reported."""
+    """The copy_rows helper kernel (float4 and scalar builds), and copy_pair's two blocks in
+    one launch, inside buffers that end where the block does, so a read or write past it
+    is reported."""
     cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2),
                                                 (7, 301, 303, 304))]
+    # and copy_pair, whose launch covers the larger block in each dimension
+    cases += [("pair", None, None, s) for s in ((5, 37, 37, 40, 66, 1, 3, 2),
+                                                (37, 40, 44, 48, 3, 8, 8, 12))]
     rc, out, err = simulate(cases)
     assert rc == 0, err[-3000:]
     assert reports(err) == [], err[-3000:]
