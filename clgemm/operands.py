@@ -371,10 +371,10 @@ def block_width(block: Block) -> int:
     return copy_width(cols, src_ld, dst_ld, src_off, dst_off)
 
 
-def _copy_launch(queue, name: str, blocks: Sequence[Block]):
+def _copy_launch(queue, name: str, blocks: Sequence[Block]) -> build.Bound:
     """copy_rows (one block) or copy_pair (two of one copy_width) bound with its launch: the
     scalar build moves 4 floats a work-item, in groups of 4 rows where the device takes
-    groups of 256; the launch covers the largest block."""
+    groups of 256; copy_pair's launch holds the first block's groups, then the second's."""
     vw = block_width(blocks[0])
     per = 4 if vw == 1 else 1
     ly = per if queue.device.max_work_group_size >= 64 * per else 1

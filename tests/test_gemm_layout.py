@@ -43,14 +43,14 @@ def test_copy_rect_copies_the_block_and_nothing_else(queue, rng, rows, cols, src
 
 
 @pytest.mark.parametrize("first,second", [
-    ((5, 37, 37, 40, 0, 0), (130, 7, 9, 12, 0, 0)),       # scalar: the launch covers each
+    ((5, 37, 37, 40, 0, 0), (130, 7, 9, 12, 0, 0)),       # scalar, one wide and one tall
     ((29, 40, 44, 48, 0, 0), (3, 8, 8, 12, 0, 0)),        # float4 both
     ((7, 301, 303, 304, 5, 3), (66, 1, 3, 2, 1, 0)),      # scalar, offsets into both sides
 ])
 def test_copy_pair_copies_both_blocks_in_one_launch(queue, rng, first, second):
-    """operands.bind_copy_pair: two blocks of one copy_rows build (rows, cols, src_ld,
-    dst_ld, src_off, dst_off), the larger in neither dimension alike, each arrives in one
-    launch and every other element of the destinations keeps what it held."""
+    """operands.bind_copy_pair: two blocks of one copy_rows build and of other shapes (rows,
+    cols, src_ld, dst_ld, src_off, dst_off) arrive by one launch, and every other element
+    of the destinations keeps what it held."""
     from clgemm import operands
     blocks, wants, dsts = [], [], []
     for rows, cols, src_ld, dst_ld, so, do in (first, second):

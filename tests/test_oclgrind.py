@@ -210,7 +210,7 @@ def test_copy_rows_is_clean():
     is reported."""
     cases = [("copy", None, None, s) for s in ((37, 40, 44, 48), (5, 37, 37, 40), (66, 1, 3, 2),
                                                 (7, 301, 303, 304))]
-    # and copy_pair, whose launch covers the larger block in each dimension
+    # and copy_pair, whose groups are the first block's, then the second's
     cases += [("pair", None, None, s) for s in ((5, 37, 37, 40, 66, 1, 3, 2),
                                                 (37, 40, 44, 48, 3, 8, 8, 12))]
     rc, out, err = simulate(cases)
