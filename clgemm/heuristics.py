@@ -97,6 +97,18 @@ DEFAULTS: dict[str, float] = {
     "unaligned_light_block": 32,
     "unaligned_light_items": 256,
     "unaligned_light_volume": 2**31,
+    # ...and up to unaligned_heavy_volume where a work-item holds at least
+    # unaligned_heavy_block sums and the copies would move at least unaligned_heavy_share
+    # floats a multiply-add (A's m*k of m*n*k: 1/n; B's: 1/m): copied, such a product pays
+    # for the copies in proportion to that share, read in place for a slower loop. H100,
+    # whole calls with A's and B's copies in one launch (440e578), 16x8 blocks: read in
+    # place x1.08 at 2047x1023x1023 (share 1/682), x1.02 at 1000x1000x2047 (1/1000), x0.94
+    # at 4096x4096x127 (1/4096, A alone copied), all about 2^31; against the rule before,
+    # at six shapes it was not fitted to x1.03-1.14, with unchanged plans x1.02-1.04 in the
+    # same runs (results/h100/README.md)
+    "unaligned_heavy_block": 128,
+    "unaligned_heavy_volume": 2**31,
+    "unaligned_heavy_share": 1 / 2048,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -126,6 +138,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),
     "unaligned_light_items": (0, _INF), "unaligned_light_volume": (0, _INF),
+    "unaligned_heavy_block": (1, _INF), "unaligned_heavy_volume": (0, _INF),
+    "unaligned_heavy_share": (0, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 
@@ -204,21 +218,28 @@ def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
 
 
 def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-                 mode: str = "auto") -> bool:
-    """Whether an operand whose rows are not whole vectors (an unaligned leading dimension
-    or width) is read where it lies, a float at a time, rather than copied into an aligned
-    buffer: where the kernel has that build and padding is not asked for (its copies align
+                 mode: str = "auto", copied: tuple[bool, bool] = (True, True)) -> bool:
+    """Whether operands whose rows are not whole vectors (an unaligned leading dimension
+    or width) are read where they lie, a float at a time, rather than copied into aligned
+    buffers: where the kernel has that build and padding is not asked for (its copies align
     the operands anyway), in products of at most `unaligned_max_volume` multiply-adds, or
     `unaligned_light_volume` for register blocks of at most `unaligned_light_block` sums
-    in work-groups of at least `unaligned_light_items` work-items. The build's loads slow
-    a large block's tile loop by 12-20%, a cost that grows with m*n*k, while the copy it
-    saves is a fixed cost and a pass over A and B."""
+    in work-groups of at least `unaligned_light_items` work-items, or
+    `unaligned_heavy_volume` for blocks of at least `unaligned_heavy_block` sums whose
+    copies would move `unaligned_heavy_share` floats a multiply-add or more (`copied`: of
+    the left operand, m x k, and the right one, k x n). The build's loads slow a large
+    block's tile loop by 12-20%, a cost that grows with m*n*k, while the copies it saves
+    are a launch and a pass over the operands copied."""
     if not kern.unaligned or mode == "yes":
         return False
     volume = math.prod(shape)
+    m, n, _ = shape
     lx, ly = kern.geometry.local(params)
     light = sums(params) <= f["unaligned_light_block"] and lx * ly >= f["unaligned_light_items"]
-    return volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
+    heavy = (sums(params) >= f["unaligned_heavy_block"] and volume <= f["unaligned_heavy_volume"]
+             and copied[0] / n + copied[1] / m >= f["unaligned_heavy_share"])
+    return (volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
+            or heavy)
 
 
 def sums(params: Mapping[str, int]) -> int:

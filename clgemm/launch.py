@@ -220,8 +220,10 @@ class GemmPlan:
         return heuristics.launched(self.kernel, self.params, (m, n, k), self.facts, self.pad,
                                    floats)
 
-    def reads_floats(self, m: int, n: int, k: int) -> bool:
-        return heuristics.reads_floats(self.kernel, self.params, (m, n, k), self.facts, self.pad)
+    def reads_floats(self, m: int, n: int, k: int,
+                     copied: tuple[bool, bool] = (True, True)) -> bool:
+        return heuristics.reads_floats(self.kernel, self.params, (m, n, k), self.facts, self.pad,
+                                       copied)
 
     def tiles(self, m: int, n: int, k: int) -> tuple[int, int]:
         return heuristics.tiles(self.kernel, self.params, (m, n, k))
@@ -254,7 +256,8 @@ class GemmPlan:
         parameters and where they came from, and the launch decisions (Plan.describe)."""
         kmajor = bool(self.reads[0] and self.kmajor_a(m, n, k))
         # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
-        floats = self.reads_floats(m, n, k) and bool((k % self.align and not kmajor) or n % self.align)
+        copied = (bool(k % self.align and not kmajor), bool(n % self.align))
+        floats = any(copied) and self.reads_floats(m, n, k, copied)
         launched = self.launched(m, n, k, floats)
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,

@@ -172,10 +172,11 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     # vectors is read there a float at a time where the kernel can (reads_floats), rather
     # than copied into an aligned buffer; then nothing is padded
     al = plan.align
-    floats = plan.reads_floats(rows, cols, k) and any(
-        isinstance(v, View) and not v.mem.offset and not v.mem.whole_vectors(al)
-        for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
-                        (y, ry or not is_transposed(y))) if lies)
+    copied = tuple(lies and isinstance(v, View) and not v.mem.offset
+                   and not v.mem.whole_vectors(al)
+                   for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
+                                   (y, ry or not is_transposed(y))))
+    floats = any(copied) and plan.reads_floats(rows, cols, k, copied)
     launched = plan.launched(rows, cols, k, floats)
     mp, np_, kp = launched
     pads = launched != (rows, cols, k)

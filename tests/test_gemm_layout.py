@@ -575,8 +575,9 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
     vector loads, while one of at most 2^29 multiply-adds (4096 x 4096 x 32, where the copy
     was still the larger cost) reads its rows where they lie; so does one of at most 2^31
     where a work-item holds at most 32 sums in a group of 256 or more (8 x 4 was x1.11 as
-    fast as the copies at 1023^3, in groups of 128 x0.87 at 1151^3). (Plans only: nothing
-    this large is launched here.)"""
+    fast as the copies at 1023^3, in groups of 128 x0.87 at 1151^3); and one of at most 2^31
+    where a work-item holds 128 sums or more and the copies' share of the work is large.
+    (Plans only: nothing this large is launched here.)"""
     large = dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)
     for (m, n, k), floats in (((4096, 4096, 1), True), ((4096, 4096, 31), True),
                               ((4096, 4096, 33), False), ((4096, 4095, 32), True),
@@ -594,3 +595,13 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
             is floats, (m, n, k)
     few = dict(light, TSM=32, TSN=128, TSK=32)       # 8 x 4 too, in groups of 128 items
     assert not clgemm.Plan(queue, 1023, 1023, 1023, kernel="5", params=few).describe()["floats"]
+    # 16 x 8 a work-item: up to 2^31 where the copies would move 1/2048 of a float a
+    # multiply-add or more (A's 1/n where k is odd, B's 1/m where n is): x1.08 in place at
+    # 2047 x 1023 x 1023 (copies of both), x0.94 at 4096 x 4096 x 127 (of A alone)
+    heavy = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
+    for (m, n, k), floats in (((2047, 1023, 1023), True), ((1000, 1000, 2047), True),
+                              ((4096, 4096, 127), False), ((2048, 2047, 512), True),
+                              ((2048, 2047, 513), False), ((1501, 1501, 401), True),
+                              ((2047, 2047, 1023), False), ((4096, 2047, 255), True)):
+        assert clgemm.Plan(queue, m, n, k, kernel="5", params=heavy).describe()["floats"] \
+            is floats, (m, n, k)
