@@ -294,7 +294,7 @@ def thresholds(dev: cl.Device,
                limits: Mapping[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """The launch heuristics' thresholds measured for this device (clgemm.heuristics), from
     the "thresholds" object of its databases (the user's over the shipped ones): numbers
-    within `limits` (name: (lowest, highest); heuristics.LIMITS), or any number >= 0 for a
+    within `limits` (name: (lowest, highest); thresholds.LIMITS), or any number >= 0 for a
     name without limits; anything else is skipped with a warning naming the file."""
     now = stamp(dev)
     if now in _thresholds:

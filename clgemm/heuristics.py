@@ -5,168 +5,18 @@ read operands whose rows are not whole vectors where they lie or copy them, how 
 slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
 and whether one row or column of C makes it a matrix-vector product (and in how many
-slices). Their thresholds were measured on the H200, the float-at-a-time build's and
-the untuned split counts' on an H100 (the same chip), the matrix-vector ones so far on the
-CPU device only (docs/levers.md has each measurement); they are the generic defaults
-here, and a device's
-database may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such
-limits per device in its database.
+slices). Their thresholds, and the device Facts they come in, are clgemm.thresholds'.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from . import kernels, operands
 from .entries import MAX_SPLITS
 from .operands import rounded
-
-DEFAULTS: dict[str, float] = {
-    # pad: zero-padded copies of A and B, so that the build without bounds checks runs, only
-    # for products this large, this deep and wide, and wasting at most PAD_WASTE more work
-    # (the copies cost more than they gain below 1300^3 and at k < 256 or m, n < 1024)
-    "pad_min_volume": 2**31,
-    "pad_min_k": 256,
-    "pad_min_mn": 1024,
-    "pad_waste": 1.15,
-    # split-K without a tuned count: the count that leaves the fewest waves of split_fill
-    # work-groups per compute unit (_fill_splits), each slice at least split_min_k deep
-    "split_fill": 1,
-    "split_min_k": 512,
-    # ...and where no wave is saved, two slices this deep or deeper all the same: more
-    # groups a compute unit (104-128 groups of 128x128 at k = 4096 ran 18-23% faster in two)
-    "split_deep_k": 2048,
-    # away from its tuned shape, a tuned count's slices may be this many times thinner
-    "split_thinner": 2,
-    # ...and where those give none, the count that cuts the k steps of the busiest compute
-    # unit by split_wave_gain (0: never); for register blocks of at most
-    # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
-    # slices split_wave_min_k deep or more, within split_wave_near of the fewest steps
-    # (_wave_splits: 767^3 ran 72 groups of 64x128 on 132 units 1.25x as fast in 3)
-    "split_wave_gain": 0.2,
-    "split_wave_max_block": 64,
-    "split_wave_min_fill": 0.5,
-    "split_wave_min_k": 192,
-    "split_wave_near": 1.05,
-    # choosing an entry for an untuned shape: entries within near_within (db.distance) of
-    # the nearest are candidates; one whose predicted time (wave_steps) beats the nearest's
-    # by wave_margin wins; entries whose tiles compute over tile_waste times the least
-    # padded C are passed over (a 16-row tile computes 16 rows for m = 1)
-    "near_within": 0.7,
-    "wave_margin": 1.05,
-    "tile_waste": 1.5,
-    # spread the last wave's tiles over the idle compute units as pieces of k (tail_split)
-    # where the predicted time drops by tail_min_gain; a piece costs tail_piece_steps k
-    # steps more than its share (its first loads, its partial sums' store and sum)
-    "tail_min_gain": 0.01,
-    "tail_piece_steps": 2,
-    "tail_max_slices": 64,
-    # ...and only this deep: 8192x8192x256's 4 tiles left over in 8 pieces ran 2.3% slower
-    # (kernel 8, 2026-12-04), where 4096^3 and 8192^3 ran 1.3% and 2.9% faster
-    "tail_min_k": 512,
-    # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
-    # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
-    "kmajor_min_n": 4096,
-    "kmajor_min_volume": 2**38,
-    # take C's tiles down each column of tiles (kernels that honour COLUMNS_FIRST) where the
-    # grid has columns_min_tiles tiles or more and at most columns_max_aspect times as many
-    # rows as columns (0: never): kernel 5's 128x128 tiles +0.3-1.2% at 4096^3, 4000^3,
-    # 8192^3, 7919x7919x769 (1024-4096 tiles), +-0 at 2048^3 (256), -0.7% and -1.1% at
-    # 4096x1024x4096 and 5003x3001x2039 (4 and 1.7 times as many rows as columns)
-    "columns_min_tiles": 512,
-    "columns_max_aspect": 1.0,
-    # read an A or B whose leading dimension or width is not a multiple of the vector width
-    # where it lies, a float at a time (kernels with the AB_UNALIGNED build), instead of
-    # copying it into an aligned buffer first, in products of at most unaligned_max_volume
-    # multiply-adds m*n*k, or of at most unaligned_light_volume where each work-item holds
-    # at most unaligned_light_block sums (WPTM*WPTN) and a work-group has at least
-    # unaligned_light_items work-items (0: never). On an H100 at 1023^3 the copies took 7.6
-    # and 7.5 us of device time and the device waited 5.9 and 5.8 us between launches,
-    # against a 65.9 us product; the build's loads slow a large block's tile loop
-    # (x0.80-0.88 at 4001^3, 5003x3001x2039, 7919x7919x769 with 16x8 a work-item), while a
-    # small block in a large group barely notices them. Whole calls, H100, 2026-12-06,
-    # against the copies: 4096x4096xk x1.20-1.27 as fast for k <= 15, x1.10 at 31, x0.98 at
-    # 127, x1.43 at 2047x2047x63, x0.81 at 1501x1501x401 (16x4 a work-item); 8x4 in groups
-    # of 256 x1.11 at 767^3 and 1023^3 (the light rule against the volume alone x1.08 at
-    # 1023^3 and 999^3); 8x4 in groups of 128 (the 1152^3 entry, 32x128x32) read in place
-    # took x1.15 the time of the 16x4 entry's copies at 1151^3 and 1201^3 (docs/levers.md)
-    "unaligned_max_volume": 2**29,
-    "unaligned_light_block": 32,
-    "unaligned_light_items": 256,
-    "unaligned_light_volume": 2**31,
-    # ...and up to unaligned_heavy_volume where a work-item holds at least
-    # unaligned_heavy_block sums and the copies would move at least unaligned_heavy_share
-    # floats a multiply-add (A's m*k of m*n*k: 1/n; B's: 1/m): copied, such a product pays
-    # for the copies in proportion to that share, read in place for a slower loop. H100,
-    # whole calls with A's and B's copies in one launch (440e578), 16x8 blocks: read in
-    # place x1.08 at 2047x1023x1023 (share 1/682), x1.02 at 1000x1000x2047 (1/1000), x0.94
-    # at 4096x4096x127 (1/4096, A alone copied), all about 2^31; against the rule before,
-    # at six shapes it was not fitted to x1.03-1.14, with unchanged plans x1.02-1.04 in the
-    # same runs (results/h100/README.md)
-    "unaligned_heavy_block": 128,
-    "unaligned_heavy_volume": 2**31,
-    "unaligned_heavy_share": 1 / 2048,
-    # products whose m or n is at most matvec_max run as matrix-vector products when no
-    # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
-    # row) in slices so that the work-groups reach matvec_groups a compute unit, none
-    # thinner than matvec_min_depth, where no tune timed a count (matvec_slices). Measured
-    # on the CPU device only: 6.1-175x the GEMM kernel's path there (results/pocl/README.md)
-    "matvec_max": 1,
-    "matvec_groups": 64,
-    "matvec_min_depth": 256,
-}
-
-
-# The range each threshold may take: a database value outside it is ignored (facts), as
-# one that would divide by zero (matvec_min_depth 0), never end a search (split_thinner
-# below 1) or send a product of several rows and columns to the one-row kernels
-# (matvec_max above 1: they compute its first row only) is a fault of the file.
-_INF = float("inf")
-LIMITS: dict[str, tuple[float, float]] = {
-    "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
-    "pad_waste": (1, _INF),
-    "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
-    "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
-    "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
-    "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
-    "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
-    "tail_min_k": (1, _INF),
-    "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
-    "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
-    "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),
-    "unaligned_light_items": (0, _INF), "unaligned_light_volume": (0, _INF),
-    "unaligned_heavy_block": (1, _INF), "unaligned_heavy_volume": (0, _INF),
-    "unaligned_heavy_share": (0, _INF),
-    "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
-}
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What the decisions need to know of a device: its compute units, the largest buffer
-    it can allocate (split-K's partial sums must fit in one), and its thresholds."""
-    compute_units: int
-    max_alloc: int = 2**62
-    thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULTS))
-
-    def __getitem__(self, name: str) -> float:
-        return self.thresholds[name]
-
-
-def facts(dev, thresholds: Mapping[str, float] | None = None) -> Facts:
-    """A device's facts, with the thresholds given (the database's) over the defaults;
-    a name the heuristics do not know is ignored with a warning."""
-    given = dict(thresholds or {})
-    unknown = sorted(set(given) - set(DEFAULTS))
-    if unknown:
-        warnings.warn(f"unknown heuristics thresholds ignored: {', '.join(unknown)} (known: "
-                      f"{', '.join(DEFAULTS)})", UserWarning, stacklevel=2)
-    return Facts(dev.max_compute_units, dev.max_mem_alloc_size,
-                 {**DEFAULTS, **{k: v for k, v in given.items() if k in DEFAULTS}})
-
+from .thresholds import Facts
 
 Shape = tuple[int, int, int]
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pyopencl as cl
 
-from . import build, db, entries, heuristics, kernels, operands
+from . import build, db, entries, heuristics, kernels, operands, thresholds
 from . import device as devmod
 from .operands import Matrix, rounded
 
@@ -21,7 +21,7 @@ _LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP",      # heuristics.loads
 PAD = ("auto", "yes", "no")
 
 
-def facts(dev: cl.Device) -> heuristics.Facts:
+def facts(dev: cl.Device) -> thresholds.Facts:
     """The device's facts for the heuristics, with its database's thresholds; kept per
     database state, since gemm()'s uncached path asks for every new shape."""
     key = (dev.int_ptr, db.version(dev))
@@ -29,11 +29,11 @@ def facts(dev: cl.Device) -> heuristics.Facts:
     if found is None:
         if len(_facts) > 64:
             _facts.clear()
-        found = _facts[key] = heuristics.facts(dev, db.thresholds(dev, heuristics.LIMITS))
+        found = _facts[key] = thresholds.facts(dev, db.thresholds(dev, thresholds.LIMITS))
     return found
 
 
-_facts: dict[tuple, heuristics.Facts] = {}
+_facts: dict[tuple, thresholds.Facts] = {}
 
 
 def tuned_entry(queue: cl.CommandQueue, kernel: str | None,

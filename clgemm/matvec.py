@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 
 from . import build, db, entries, heuristics, kernels, operands
-from .heuristics import Facts
+from .thresholds import Facts
 from .layout import Prepared, as_view
 from .operands import Matrix, View
 

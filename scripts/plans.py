@@ -10,7 +10,7 @@ can be measured as users meet it, before it becomes a rule:
         --variant "tiles:TSM=128;TSN=128;TSK=8;WPTM=16;WPTN=8;WIDTH=4;PAD=1;split_k=8"
 
 A variant is NAME:ITEM;ITEM;... with ITEM one of: a heuristics threshold (NAME=VALUE, see
-clgemm/heuristics.py DEFAULTS), split_k=N|auto, pad=auto|yes|no, kernel=KEY (KEY-NAME for
+clgemm/thresholds.py DEFAULTS), split_k=N|auto, pad=auto|yes|no, kernel=KEY (KEY-NAME for
 a source given as --source KEY:NAME=FILE), or a kernel
 parameter in capitals (TSM=128; give all of the kernel's parameters: the ones left out
 take the registry's defaults, not the tuned entry's). Each call is
@@ -32,7 +32,8 @@ import numpy as np
 import pyopencl as cl
 
 import clgemm
-from clgemm import bench, contenders, db, device, entries, heuristics, kernels, launch
+from clgemm import bench, contenders, db, device, entries, kernels, launch
+from clgemm.thresholds import DEFAULTS, LIMITS
 
 
 def variant(text: str) -> tuple[str, dict, dict, dict]:
@@ -54,8 +55,8 @@ def variant(text: str) -> tuple[str, dict, dict, dict]:
             except ValueError:
                 raise ValueError(f"{item!r} in variant {name!r}: {value!r} is not "
                                  f"{'an integer' if kind is int else 'a number'}") from None
-        if key in heuristics.DEFAULTS:
-            low, high = heuristics.LIMITS[key]
+        if key in DEFAULTS:
+            low, high = LIMITS[key]
             thresholds[key] = number(float)
             if not low <= thresholds[key] <= high:
                 raise ValueError(f"{item!r} in variant {name!r}: {key} takes values from "
@@ -68,7 +69,7 @@ def variant(text: str) -> tuple[str, dict, dict, dict]:
             params[key] = number(int)
         else:
             raise ValueError(f"{key!r} in variant {name!r}: not a threshold ("
-                             f"{', '.join(heuristics.DEFAULTS)}), split_k, pad, kernel or a "
+                             f"{', '.join(DEFAULTS)}), split_k, pad, kernel or a "
                              f"kernel parameter")
     return name, options, params, thresholds
 

@@ -78,10 +78,10 @@ def _fresh_plans():
 
 @pytest.fixture
 def thresholds(monkeypatch):
-    """Sets launch-heuristics thresholds (clgemm.heuristics.DEFAULTS) for one test, over
+    """Sets launch-heuristics thresholds (clgemm.thresholds.DEFAULTS) for one test, over
     the device's database too: on a device with shipped thresholds (the H200) those would
     otherwise win over the test's values."""
-    from clgemm import db, heuristics, launch
+    from clgemm import db, launch, thresholds
     chosen: set[str] = set()
     measured = db.thresholds
     monkeypatch.setattr(db, "thresholds",
@@ -90,8 +90,8 @@ def thresholds(monkeypatch):
 
     def set_(**values):
         for name, value in values.items():
-            assert name in heuristics.DEFAULTS, name
-            monkeypatch.setitem(heuristics.DEFAULTS, name, value)
+            assert name in thresholds.DEFAULTS, name
+            monkeypatch.setitem(thresholds.DEFAULTS, name, value)
             chosen.add(name)
         launch._facts.clear()
     yield set_

@@ -290,7 +290,7 @@ def test_fields_of_the_wrong_type_are_warned_about_not_raised(queue, fields):
     import numpy as np
 
     import clgemm
-    from clgemm import heuristics, verify
+    from clgemm import thresholds, verify
     path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device),
                                       "entries": {}, **fields}))
     rng = np.random.default_rng(1)
@@ -298,7 +298,7 @@ def test_fields_of_the_wrong_type_are_warned_about_not_raised(queue, fields):
     with pytest.warns(db.DataWarning, match=re.escape(str(path))):
         # what a new plan reads (gemm() itself looks at the file at most once a second)
         db.entries_for(queue.device)
-        db.thresholds(queue.device, heuristics.LIMITS)
+        db.thresholds(queue.device, thresholds.LIMITS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", db.DataWarning)
         c = clgemm.gemm(queue, a, b)
@@ -496,9 +496,9 @@ def test_a_user_database_of_another_device_is_ignored_aloud_and_not_adopted(queu
 def test_a_threshold_of_no_known_name_is_refused_naming_its_file(queue):
     path = user_db(queue, json.dumps({"schema": 1, "device": db.device_key(queue.device),
                                       "entries": {}, "thresholds": {"pad_min_vol": 5}}))
-    from clgemm import heuristics
+    from clgemm import thresholds
     with pytest.warns(db.DataWarning, match=re.escape(f"{path}: threshold 'pad_min_vol' ignored")):
-        assert "pad_min_vol" not in db.thresholds(queue.device, heuristics.LIMITS)
+        assert "pad_min_vol" not in db.thresholds(queue.device, thresholds.LIMITS)
 
 
 def test_a_huge_matvec_groups_threshold_still_computes(queue, rng):

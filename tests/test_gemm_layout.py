@@ -100,7 +100,7 @@ def test_copy_rows_groups_fit_the_device(queue, monkeypatch):
 def test_pad_rule(queue):
     """Auto-padding only where it wastes little and the launch is large; never for kernels
     without an EXACT build, nor for shapes that are whole tiles already."""
-    from clgemm.heuristics import DEFAULTS
+    from clgemm.thresholds import DEFAULTS
     PAD_MIN_VOLUME = DEFAULTS["pad_min_volume"]
     plan = GemmPlan(queue, "5", P5)                    # "auto" is the default
     assert plan.pad == "auto"
@@ -200,7 +200,8 @@ def test_untuned_split_leaves_the_fewest_waves():
     slower in the two slices that doubling to a full wave gave (half a wave's groups more
     cannot finish sooner), and 64 groups faster in two (twice the units busy); at k = 4096,
     104-128 groups of 128x128 ran 18-23% faster in two slices (more groups a unit)."""
-    from clgemm.heuristics import DEFAULTS, Facts, _fill_splits
+    from clgemm.heuristics import _fill_splits
+    from clgemm.thresholds import DEFAULTS, Facts
     f = Facts(compute_units=132)
     assert _fill_splits(128, 1024, f) == 1
     assert _fill_splits(112, 2048, f) == 1       # 2 or 4 slices: a whole wave of work
@@ -226,7 +227,8 @@ def test_split_rules_speak_of_the_deepest_slice():
     groups of 128x128, the 2048^3 entry's count 1 scaled by its tiles) ran 1.20x as fast in
     2 slices, 1000x1000x2047 1.30x in 4 (results/h100/raw/split-depth-2026-12-06-b7ddf37.txt)."""
     from clgemm import kernels
-    from clgemm.heuristics import Facts, _fill_splits, _wave_splits, splits
+    from clgemm.heuristics import _fill_splits, _wave_splits, splits
+    from clgemm.thresholds import Facts
     f = Facts(compute_units=132)
     assert _fill_splits(64, 1023, f) == 2 == _fill_splits(64, 1024, f)
     assert _fill_splits(64, 1022, f) == 1        # 511 and 511
@@ -248,7 +250,8 @@ def test_split_evens_out_each_units_steps():
     blocks over split_wave_max_block sums keep the rule for grids of a group a unit or
     more, 2, 4, 8 or 16 slices split_min_k deep."""
     from clgemm import kernels
-    from clgemm.heuristics import DEFAULTS, Facts, _wave_splits, splits
+    from clgemm.heuristics import _wave_splits, splits
+    from clgemm.thresholds import DEFAULTS, Facts
     f = Facts(compute_units=132)
     light, heavy = 64, 128
     assert _wave_splits(288, 7008, f, light) == 4      # 3 a unit -> 9 quarter-deep
@@ -289,7 +292,7 @@ def test_split_k_rule(queue):
     """Auto splits only when C has too few tiles for the device, into slices >= 192 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split, and
     refuse a count asked of them."""
-    from clgemm.heuristics import DEFAULTS
+    from clgemm.thresholds import DEFAULTS
     SPLIT_FILL, SPLIT_MIN_K = DEFAULTS["split_fill"], DEFAULTS["split_min_k"]
     cus = queue.device.max_compute_units
     plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
@@ -429,7 +432,7 @@ def test_bound_launch_holds_its_buffers(queue, rng):
 def test_kmajor_rule(queue):
     """transposed_by="auto" turns a row-major A K-major only for kernels that read it so,
     and only for products large enough (N and M*N*K) to repay the transpose."""
-    from clgemm.heuristics import DEFAULTS
+    from clgemm.thresholds import DEFAULTS
     KMAJOR_MIN_N, KMAJOR_MIN_VOLUME = DEFAULTS["kmajor_min_n"], DEFAULTS["kmajor_min_volume"]
     plan = GemmPlan(queue, "5", P5)
     big = KMAJOR_MIN_VOLUME // KMAJOR_MIN_N

@@ -12,7 +12,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import db, heuristics, kernels, matvec, verify
+from clgemm import db, heuristics, kernels, matvec, thresholds, verify
 
 from .conftest import P5, rand
 from .test_submatrix import Block, aligned, block_cases
@@ -176,7 +176,7 @@ def test_matvec_only_without_a_named_kernel(queue, thresholds):
 def test_matvec_slices_rule():
     """Enough slices to reach matvec_groups a compute unit, none thinner than the minimum
     depth, at most 64, at least 1."""
-    f = heuristics.Facts(132, thresholds={**heuristics.DEFAULTS, "matvec_groups": 4,
+    f = thresholds.Facts(132, thresholds={**thresholds.DEFAULTS, "matvec_groups": 4,
                                           "matvec_min_depth": 256})
     assert heuristics.matvec_slices(16, 4096, f) == 16          # 4096 / 256 deep
     assert heuristics.matvec_slices(16, 1 << 20, f) == 33       # 528 groups / 16
@@ -401,7 +401,7 @@ def test_matvec_slices_from_a_tuned_count():
     """A tuned count of slices is taken at the launch it was timed at; elsewhere the power
     of two nearest the same total of work-groups, slices no thinner than the tuned ones or
     matvec_min_depth (256 by default)."""
-    f = heuristics.Facts(100)
+    f = thresholds.Facts(100)
     tuned = (16, 4096, 8)                 # 16 groups a slice, 4096 deep, 8 slices
     assert heuristics.matvec_slices(16, 4096, f, tuned) == 8
     assert heuristics.matvec_slices(32, 4096, f, tuned) == 4       # same 128 groups
@@ -484,7 +484,7 @@ def test_matvec_defaults_fit_a_device_with_small_work_groups(queue, rng):
     dev = Small()
     assert kernels.MATVEC["matvec-sweep"].violations(kernels.MATVEC["matvec-sweep"].defaults, dev)
     base = matvec.bases(dev, (1, 4096, 300), "matvec-sweep")["sweep"]
-    launch, _ = matvec.planned(dev, (1, 4096, 300), heuristics.Facts(2), {"sweep": base})
+    launch, _ = matvec.planned(dev, (1, 4096, 300), thresholds.Facts(2), {"sweep": base})
     assert launch.local_size[0] * launch.local_size[1] <= 256
     with pytest.raises(ValueError, match="exceeds the device maximum 256"):
         matvec.bases(dev, (1, 4096, 300), "matvec-sweep", {"CV": 128})

@@ -28,13 +28,13 @@ RUNNER = textwrap.dedent("""
     from clgemm import device, verify
     q = device.queue(device.select("oclgrind"))
     rng = np.random.default_rng()
-    from clgemm import heuristics, launch
-    generic = dict(heuristics.DEFAULTS)
+    from clgemm import launch, thresholds
+    generic = dict(thresholds.DEFAULTS)
     for kind, kernel, params, shape, *opts in json.loads(sys.argv[1]):
         opts = opts[0] if opts else {}
         print(f"=== {kind} {kernel} {params} {shape} {opts}", file=sys.stderr, flush=True)
         # thresholds of the launch heuristics for this case only (a fresh plan reads them)
-        heuristics.DEFAULTS.update(generic, **opts.get("thresholds", {}))
+        thresholds.DEFAULTS.update(generic, **opts.get("thresholds", {}))
         launch._facts.clear()
         clgemm.clear_cache()
         if kind == "gemm":

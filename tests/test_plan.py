@@ -427,9 +427,9 @@ def test_a_recorded_line_that_is_no_shape_of_a_tunable_kernel_is_skipped(queue, 
 
 def test_a_device_database_carries_its_heuristics_thresholds(queue):
     """Thresholds measured on a device live in its database ("thresholds"), over the
-    generic defaults in clgemm/heuristics.py; a bad value is skipped with a warning."""
+    generic defaults in clgemm/thresholds.py; a bad value is skipped with a warning."""
     import json
-    from clgemm import heuristics
+    from clgemm import thresholds
     from clgemm.gemm import GemmPlan
     dev = queue.device
     assert not GemmPlan(queue, "5", P5).kmajor_a(64, 64, 64)       # the defaults: 4096, 2^38
@@ -440,7 +440,7 @@ def test_a_device_database_carries_its_heuristics_thresholds(queue):
     with pytest.warns(db.DataWarning, match="threshold 'tile_waste' = -1 ignored"):
         plan = GemmPlan(queue, "5", P5)
     assert plan.kmajor_a(64, 64, 64) and not plan.kmajor_a(64, 32, 64)
-    assert plan.facts["tile_waste"] == heuristics.DEFAULTS["tile_waste"]
+    assert plan.facts["tile_waste"] == thresholds.DEFAULTS["tile_waste"]
     db.record_best(dev, "5", 32, 32, 32, P5, 1.0)        # a new entry keeps the thresholds
     assert json.loads(db.db_path(dev).read_text())["thresholds"] == doc["thresholds"]
 
@@ -450,11 +450,11 @@ def test_a_device_database_carries_its_heuristics_thresholds(queue):
                                         ("tail_min_gain", 2), ("columns_max_aspect", -1),
                                         ("pad_waste", float("nan"))])
 def test_a_threshold_out_of_its_range_is_ignored(queue, rng, name, value):
-    """A database threshold outside heuristics.LIMITS is skipped with a warning naming the
+    """A database threshold outside thresholds.LIMITS is skipped with a warning naming the
     file: matvec_max above 1 sent products of several rows to the one-row kernels (wrong
     results), matvec_min_depth below 1 divided by zero."""
     import json
-    from clgemm import heuristics
+    from clgemm import thresholds
     dev = queue.device
     db.record_best(dev, "5", 64, 64, 64, P5, 1.0)
     doc = json.loads(db.db_path(dev).read_text())
@@ -462,17 +462,17 @@ def test_a_threshold_out_of_its_range_is_ignored(queue, rng, name, value):
     db.db_path(dev).write_text(json.dumps(doc))         # NaN as JSON's NaN, as Python writes it
     with pytest.warns(db.DataWarning, match=f"{db.db_path(dev)}: threshold '{name}' .* ignored"):
         facts = clgemm.Plan(queue, 3, 40, 600).launch.facts
-    assert facts[name] == heuristics.DEFAULTS[name]
+    assert facts[name] == thresholds.DEFAULTS[name]
     for m, n, k in ((2, 3, 5), (3, 40, 600), (1, 300, 257)):
         a, b = rand(rng, m, k), rand(rng, k, n)
         assert verify.passes(clgemm.gemm(queue, a, b), verify.reference(a, b), k, a, b)
 
 
 def test_every_threshold_has_a_range_that_holds_its_default():
-    from clgemm import heuristics
-    assert set(heuristics.LIMITS) == set(heuristics.DEFAULTS)
-    for name, (lo, hi) in heuristics.LIMITS.items():
-        assert lo <= heuristics.DEFAULTS[name] <= hi, name
+    from clgemm import thresholds
+    assert set(thresholds.LIMITS) == set(thresholds.DEFAULTS)
+    for name, (lo, hi) in thresholds.LIMITS.items():
+        assert lo <= thresholds.DEFAULTS[name] <= hi, name
 
 
 def test_c_over_an_input_is_refused_on_every_call(queue, rng):

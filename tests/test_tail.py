@@ -10,7 +10,7 @@ import pyopencl.array as cla
 import pytest
 
 import clgemm
-from clgemm import db, heuristics, kernels, launch, operands, verify
+from clgemm import db, heuristics, kernels, launch, operands, thresholds, verify
 from clgemm.launch import GemmPlan
 from clgemm.layout import prepare
 
@@ -26,7 +26,7 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
     wave of 4 tiles becomes 128 pieces 256 deep, 4096^3's 8th of 100 tiles 500 pieces of
     26 tile steps; full waves, a single wave short of full, and untuned launches stay."""
     k8, p = kernels.get("8"), kernels.get("8").defaults
-    f = heuristics.Facts(compute_units=132)
+    f = thresholds.Facts(compute_units=132)
     assert heuristics.tail_split(k8, p, (8192, 8192, 8192), f, 1) == (4092, 32)
     assert heuristics.tail_split(k8, p, (4096, 4096, 4096), f, 1) == (924, 5)
     assert heuristics.tail_split(k8, p, (4096, 32, 4096), f, 1) == (0, 4)   # 32 tiles
@@ -34,14 +34,14 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
     assert heuristics.tail_split(k8, p, (128 * 132, 128, 4096), f, 1) is None   # one whole wave
     assert heuristics.tail_split(k8, p, (8192, 8192, 8192), f, None) is None
     assert heuristics.tail_split(k8, p, (8192, 8192, 256), f, 1) is None     # tail_min_k
-    small = heuristics.Facts(132, max_alloc=2**20)       # 128 pieces' sums: 8 MiB
+    small = thresholds.Facts(132, max_alloc=2**20)       # 128 pieces' sums: 8 MiB
     assert heuristics.tail_split(k8, p, (8192, 8192, 8192), small, 1) is None
     assert heuristics.tail_split(kernels.get("5"), kernels.get("5").defaults,
                                  (8192, 8192, 8192), f, 2) is None      # no TAIL build
     assert heuristics.tail_split(k8, p, (1024, 1024, 4096), f, 1) == (0, 2)
     # the gain must reach tail_min_gain: 16384^3's 16 tiles left over save 0.7%
     assert heuristics.tail_split(k8, p, (16384, 16384, 16384), f, 1) is None
-    loose = heuristics.Facts(132, thresholds=dict(heuristics.DEFAULTS, tail_min_gain=0.005))
+    loose = thresholds.Facts(132, thresholds=dict(thresholds.DEFAULTS, tail_min_gain=0.005))
     assert heuristics.tail_split(k8, p, (16384, 16384, 16384), loose, 1) == (16368, 8)
 
 
@@ -49,7 +49,7 @@ def test_the_last_wave_is_spread_where_it_is_part_full():
 def two_units(monkeypatch):
     """The device's facts with 2 compute units (a wave: 2 groups of one a unit), and any
     depth spread (tail_min_k), so that products small enough for the CPU have a tail."""
-    f = heuristics.Facts(2, thresholds=dict(heuristics.DEFAULTS, tail_min_k=1))
+    f = thresholds.Facts(2, thresholds=dict(thresholds.DEFAULTS, tail_min_k=1))
     monkeypatch.setattr(launch, "facts", lambda dev: f)
 
 

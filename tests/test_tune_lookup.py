@@ -419,13 +419,13 @@ def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
     (2 times, the least) is taken. At m = 16 both waste nothing and the nearest stands; at
     m = 12 the 16-row tile wastes 4/3 against 1 (within TILE_WASTE = 1.5), so it does too.
     An entry tuned at the very shape is kept whatever it wastes."""
-    from clgemm import heuristics
+    from clgemm import thresholds
     dev = queue.device
     tall = dict(TSM=16, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
     flat = dict(TSM=4, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
     db.record_best(dev, "5", 16, 256, 256, tall, 10.0)
     db.record_best(dev, "5", 1, 512, 512, flat, 1.0)
-    assert heuristics.DEFAULTS["tile_waste"] == 1.5
+    assert thresholds.DEFAULTS["tile_waste"] == 1.5
     assert db.near(dev, "5", 2, 256, 256)[0][1]["params"] == tall    # the nearest
     assert GemmPlan(queue, "5", shape=(2, 256, 256)).params == flat
     assert GemmPlan(queue, "5", shape=(16, 320, 320)).params == tall

@@ -246,7 +246,7 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     """Away from the tuned shape, slices are no thinner than the tuned ones or SPLIT_MIN_K,
     whichever is less (an entry that found 1 slice best at 64 x 64 x 1024 must not split a
     small cube near it), and a count whose partial sums would not fit one buffer halves."""
-    from clgemm import heuristics, operands
+    from clgemm import operands, thresholds
     p = SMALL["5"][0]                          # 32 x 32 tiles
     db.record_best(queue.device, "5", 64, 64, 1024, p, 1.0, {"splits": 1})   # 4 groups
     # 32 x 32 x 256: one group; the same total would be 4 slices of 64, thinner than 512
@@ -256,7 +256,7 @@ def test_tuned_count_keeps_slices_deep_and_the_workspace_small(queue, monkeypatc
     db.record_best(queue.device, "5", *SKINNY, p, 1.0, {"splits": 16})
     # SKINNY's 16 slices are 32 deep: 1 x 64 x 384 may take slices of 16 (SPLIT_THINNER = 2),
     # so 16 slices; half that depth again is too thin (1 x 64 x 192: 8 slices, not 16)
-    assert heuristics.DEFAULTS["split_thinner"] == 2
+    assert thresholds.DEFAULTS["split_thinner"] == 2
     assert GemmPlan(queue, "5", shape=(1, 64, 384)).splits(1, 64, 384) == 16
     assert GemmPlan(queue, "5", shape=(1, 64, 192)).splits(1, 64, 192) == 8
     plan = GemmPlan(queue, "5", shape=SKINNY)
