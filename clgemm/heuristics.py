@@ -68,7 +68,7 @@ def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
 
 
 def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-                 mode: str = "auto", copied: tuple[bool, bool] = (True, True)) -> bool:
+                 mode: str, copied: tuple[bool, bool]) -> bool:
     """Whether operands whose rows are not whole vectors (an unaligned leading dimension
     or width) are read where they lie, a float at a time, rather than copied into aligned
     buffers: where the kernel has that build and padding is not asked for (its copies align
@@ -84,9 +84,10 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
         return False
     volume = math.prod(shape)
     m, n, _ = shape
+    block = sums(params)
     lx, ly = kern.geometry.local(params)
-    light = sums(params) <= f["unaligned_light_block"] and lx * ly >= f["unaligned_light_items"]
-    heavy = (sums(params) >= f["unaligned_heavy_block"] and volume <= f["unaligned_heavy_volume"]
+    light = block <= f["unaligned_light_block"] and lx * ly >= f["unaligned_light_items"]
+    heavy = (block >= f["unaligned_heavy_block"] and volume <= f["unaligned_heavy_volume"]
              and copied[0] / n + copied[1] / m >= f["unaligned_heavy_share"])
     return (volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
             or heavy)

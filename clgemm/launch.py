@@ -220,8 +220,7 @@ class GemmPlan:
         return heuristics.launched(self.kernel, self.params, (m, n, k), self.facts, self.pad,
                                    floats)
 
-    def reads_floats(self, m: int, n: int, k: int,
-                     copied: tuple[bool, bool] = (True, True)) -> bool:
+    def reads_floats(self, m: int, n: int, k: int, copied: tuple[bool, bool]) -> bool:
         return heuristics.reads_floats(self.kernel, self.params, (m, n, k), self.facts, self.pad,
                                        copied)
 
