@@ -138,6 +138,7 @@ def matvec_slices(across: int, depth: int, f: Facts,
 
 # split-K's workspace rows are this many floats apart, rounded up: splitk_reduce reads float4s
 SPLIT_ROW = 4
+WARP = 32     # work-items a warp (NVIDIA's): wave_steps counts a group's warps
 
 
 def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
@@ -325,19 +326,30 @@ def columns_first(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
 
 
 def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-               residents: Mapping[str, int], tuned: tuple[Shape, int] | None = None) -> int:
-    """How long a launch at `shape` takes, in k steps of one work-group on the busiest
-    compute unit: the groups that unit runs (at most `residents` at once; one group more
-    than a wave costs a whole wave) times the k steps of each. Counting waves alone
-    mispredicted launches under one wave (3 against 4 groups a unit)."""
+               residents: Mapping[str, int], tuned: tuple[Shape, int] | None = None) -> float:
+    """How long a launch at `shape` takes on its busiest compute unit, in k steps of one
+    work-group among a full unit's: under one wave, that unit's share of the groups
+    (rounded up) at once; beyond, whole waves of `residents` groups (one group more than a
+    wave costs a wave). A wave of g groups of w warps takes its depth times
+    (g*w + latency_warps) / w: a unit holding fewer groups than it can runs each faster,
+    though not in proportion, as its warps' latencies are hidden by fewer others. Steps
+    times groups alone (latency_warps 0) mispredicted launches under one wave (3 against 4
+    groups a unit), and took 1850^3's entry (4-warp groups) at 1999x999x999, one group a
+    unit, as if it ran twice as fast as where it was tuned at two: 1024^3's (8-warp groups)
+    ran x1.20 as fast there (docs/levers.md)."""
     at = launched(kern, params, shape, f)
     s = splits(kern, params, at, f, tuned=tuned)
     groups, depth = tiles(kern, params, at)
     groups *= s
     r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
+    lx, ly = kern.geometry.local(params)
+    warps, hidden = max(1.0, lx * ly / WARP), f["latency_warps"]
     units = f.compute_units
-    busiest = -(-groups // units) if groups <= r * units else -(-groups // (r * units)) * r
-    return busiest * -(-depth // s)
+    if groups <= r * units:
+        waves = -(-groups // units) * warps + hidden
+    else:
+        waves = -(-groups // (r * units)) * (r * warps + hidden)
+    return waves / warps * -(-depth // s)
 
 
 def tile_waste(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> float:

@@ -267,10 +267,6 @@ class GemmPlan:
                 "columns_first": self.columns_first(*launched),
                 "guarded": guard and self.kernel.guarded}
 
-    def wave_steps(self, m: int, n: int, k: int, residents: Mapping[str, int]) -> int:
-        return heuristics.wave_steps(self.kernel, self.params, (m, n, k), self.facts,
-                                     residents, self.tuned_split)
-
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)
 

@@ -1,10 +1,10 @@
 """The launch heuristics' thresholds: their generic defaults, each with the measurement it
 came from, the range a value may take, and a device's Facts, which the decisions in
 clgemm.heuristics read. The defaults were measured on the H200, the float-at-a-time
-build's and the untuned split counts' on an H100 (the same chip), the matrix-vector ones
-so far on the CPU device only (docs/levers.md has each measurement); a device's database
-may carry its own in a "thresholds" object (db.thresholds), as CLBlast keeps such limits
-per device in its database.
+build's, the untuned split counts' and latency_warps on an H100 (the same chip), the
+matrix-vector ones so far on the CPU device only (docs/levers.md has each measurement); a
+device's database may carry its own in a "thresholds" object (db.thresholds), as CLBlast
+keeps such limits per device in its database.
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ DEFAULTS: dict[str, float] = {
     # padded C are passed over (a 16-row tile computes 16 rows for m = 1)
     "near_within": 0.7,
     "wave_margin": 1.05,
+    # ...predicted with a compute unit's g groups of w warps taking (g*w + latency_warps) / w
+    # times one group's steps (heuristics.wave_steps): H100, whole calls, 2 groups a unit
+    # took 1.5-1.75x the time of one for 16x8 blocks (4 warps) and 8x4 (8 warps) alike;
+    # against 0 (steps times groups), 47 of 391 random mid-size shapes changed entry, x1.034
+    # as fast (geomean; x0.78-1.28), 1999x999x999 x1.20 (docs/levers.md)
+    "latency_warps": 4,
     "tile_waste": 1.5,
     # spread the last wave's tiles over the idle compute units as pieces of k (tail_split)
     # where the predicted time drops by tail_min_gain; a piece costs tail_piece_steps k
@@ -121,6 +127,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
+    "latency_warps": (0, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),

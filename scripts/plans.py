@@ -82,14 +82,22 @@ def make_plan(queue, shape, options: dict, params: dict, thresholds: dict, p) ->
     measured = db.thresholds
     try:
         db.thresholds = lambda dev, *limits: {**measured(dev, *limits), **thresholds}
-        launch._facts.clear()
+        clear()
         plan = clgemm.Plan(queue, *shape, params=params or None, **options)
         plan(p.dev_a, p.dev_b)
         queue.finish()
     finally:
         db.thresholds = measured
-        launch._facts.clear()
+        clear()
     return plan
+
+
+def clear() -> None:
+    """Forget the device's facts and the entries chosen with them (launch.tuned_entry keeps
+    its choices per database state, not per thresholds: a variant of near_within,
+    wave_margin, tile_waste or latency_warps would otherwise reuse the first one's)."""
+    launch._facts.clear()
+    launch._chosen.clear()
 
 
 def main() -> None:

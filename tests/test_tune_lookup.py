@@ -399,18 +399,46 @@ def test_untuned_shape_takes_the_configuration_with_fewer_waves(queue):
         db.record_best(dev, "3", 32, 32 * cu, 72, b, 100.0, extra)
         return GemmPlan(queue, "3", shape=target).params
 
-    # predicted at the target, in units of (cu+1)/cu GFLOPS: A 120 / 2 waves = 60. B, under
-    # one wave in both places, its busiest unit's groups going from 2 to 3 (and 9 k steps
-    # to 8): 100 x 64/72 x (2 x 9)/(3 x 8) = 67, 11% faster
+    # predicted at the target, in units of (cu+1)/cu GFLOPS (both 2-warp groups, a wave of
+    # g groups costing (2g + latency_warps 4) / 2 of its steps): A 120 / 2 waves = 60. B,
+    # under one wave in both places, its busiest unit's groups going from 2 to 3 (and 9 k
+    # steps to 8): 100 x 64/72 x (4 x 9)/(5 x 8) = 80, a third faster
     assert record(resident_b=2 * (cu + 1)) == b
     assert GemmPlan(queue, "3", shape=target).tuned_at == f"32x{32 * cu}x72"
     # B with 2 per unit fills exactly one wave where it was tuned and needs two here:
-    # 100 x 64/72 x 9/(2 x 8) = 50, so the nearest stays
+    # 100 x 64/72 x (4 x 9)/(2 x 4 x 8) = 50, so the nearest stays
     assert record(resident_b=2) == a
     # without resident counts there is nothing to predict with: the nearest
     assert record(resident_b=None) == a
     # a tuned shape itself always takes its own entry
     assert GemmPlan(queue, "3", shape=(32, 32 * cu, 64)).params == a
+
+
+def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
+    """Entry A (the nearest: 4-warp groups, two a unit where it was tuned at 100 GFLOPS)
+    against entry B (8-warp groups, one a unit where it was tuned, twice the work, at 90) at
+    a shape that runs one group a unit for either, a quarter of B's steps. Counting k steps
+    times groups, A's lone group a unit would take half its tuned time and stay (predicted
+    0.5 x 1/100 against 0.25 x 2/90, B within 5%); with a wave of g groups of w warps costing
+    (g*w + latency_warps) / w steps, A's one 4-warp group hides its latency behind no other
+    group's: 2/3 x 1/100 against 0.25 x 2/90, so B is taken (as 1999x999x999 took 1024^3's
+    8-warp entry rather than 1850^3's 4-warp one, x1.20 as fast on an H100: docs/levers.md)."""
+    from clgemm import launch, thresholds
+    dev = queue.device
+    cu = dev.max_compute_units
+    a = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)    # 128 items
+    b = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0)     # 256 items
+    two = {"resident": {"checked": 2, "exact": 2}}
+    db.record_best(dev, "5", 128, 128 * cu, 256, a, 100.0, two)     # 2 groups a unit
+    db.record_best(dev, "5", 64, 128 * cu, 1024, b, 90.0, two)      # 1 group a unit
+    target = (64, 128 * cu, 256)                                    # 1 a unit for both
+    assert db.near(dev, "5", *target)[0][1]["params"] == a           # the nearest
+    assert thresholds.DEFAULTS["latency_warps"] == 4
+    assert GemmPlan(queue, "5", shape=target).params == b
+    monkeypatch.setitem(thresholds.DEFAULTS, "latency_warps", 0)    # steps x groups alone
+    launch._facts.clear()
+    launch._chosen.clear()
+    assert GemmPlan(queue, "5", shape=target).params == a
 
 
 def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
