@@ -87,11 +87,14 @@ DEFAULTS: dict[str, float] = {
     # 127, x1.43 at 2047x2047x63, x0.81 at 1501x1501x401 (16x4 a work-item); 8x4 in groups
     # of 256 x1.11 at 767^3 and 1023^3 (the light rule against the volume alone x1.08 at
     # 1023^3 and 999^3); 8x4 in groups of 128 (the 1152^3 entry, 32x128x32) read in place
-    # took x1.15 the time of the 16x4 entry's copies at 1151^3 and 1201^3 (docs/levers.md)
+    # took x1.15 the time of the 16x4 entry's copies at 1151^3 and 1201^3; and the 8x4
+    # entry in groups of 256 read in place from 1.5e9 multiply-adds (2^31 before, measured
+    # up to 1023^3 only) took x1.03-1.38 the time of its copies at 1999x999x999, 1279^3,
+    # 2566x685x896 and 684x687x4284 (docs/levers.md)
     "unaligned_max_volume": 2**29,
     "unaligned_light_block": 32,
     "unaligned_light_items": 256,
-    "unaligned_light_volume": 2**31,
+    "unaligned_light_volume": 2**30,
     # ...and up to unaligned_heavy_volume where a work-item holds at least
     # unaligned_heavy_block sums and the copies would move at least unaligned_heavy_share
     # floats a multiply-add (A's m*k of m*n*k: 1/n; B's: 1/m): copied, such a product pays
