@@ -336,7 +336,9 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     times groups alone (latency_warps 0) mispredicted launches under one wave (3 against 4
     groups a unit), and took 1850^3's entry (4-warp groups) at 1999x999x999, one group a
     unit, as if it ran twice as fast as where it was tuned at two: 1024^3's (8-warp groups)
-    ran x1.20 as fast there (docs/levers.md)."""
+    ran x1.20 as fast there (docs/levers.md). A launch in slices of k of a block of
+    split_slow_block sums or more counts split_block_cost times its steps: that split
+    build runs slower, which no count of steps shows."""
     at = launched(kern, params, shape, f)
     s = splits(kern, params, at, f, tuned=tuned)
     groups, depth = tiles(kern, params, at)
@@ -349,7 +351,8 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
         waves = -(-groups // units) * warps + hidden
     else:
         waves = -(-groups // (r * units)) * (r * warps + hidden)
-    return waves / warps * -(-depth // s)
+    slower = f["split_block_cost"] if s > 1 and sums(params) >= f["split_slow_block"] else 1.0
+    return waves / warps * -(-depth // s) * slower
 
 
 def tile_waste(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> float:

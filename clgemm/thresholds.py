@@ -52,6 +52,13 @@ DEFAULTS: dict[str, float] = {
     # against 0 (steps times groups), 47 of 391 random mid-size shapes changed entry, x1.034
     # as fast (geomean; x0.78-1.28), 1999x999x999 x1.20 (docs/levers.md)
     "latency_warps": 4,
+    # ...and a launch in slices of k of blocks of split_slow_block sums or more at
+    # split_block_cost times its steps: 16x8 entries cut in 2-8 slices by their tuned-count
+    # rule ran x0.70-0.85 as fast against 16x4 entries unsplit as the steps said (H100,
+    # 2049^3, 3000^3, 3072x1024x2048); counted so, 20 shapes changed entry, x1.066 geomean
+    # (x0.97-1.23; docs/levers.md)
+    "split_slow_block": 128,
+    "split_block_cost": 1.2,
     "tile_waste": 1.5,
     # spread the last wave's tiles over the idle compute units as pieces of k (tail_split)
     # where the predicted time drops by tail_min_gain; a piece costs tail_piece_steps k
@@ -130,7 +137,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
-    "latency_warps": (0, _INF),
+    "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),

@@ -441,6 +441,35 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     assert GemmPlan(queue, "5", shape=target).params == a
 
 
+def test_wave_steps_counts_latency_warps_and_slow_split_builds():
+    """wave_steps by hand: a wave of g groups of w warps costs (g*w + latency_warps)/w of
+    its k steps, a launch beyond one wave whole waves of the resident groups, and a launch
+    in slices of a block of split_slow_block sums or more split_block_cost times its steps
+    (16x8 blocks in 2-4 slices ran x0.70-0.85 as fast as wave_steps said against unsplit
+    16x4 ones on an H100; the 16x4 block's slices are counted as they are)."""
+    from clgemm import heuristics
+    from clgemm.thresholds import DEFAULTS, Facts
+    f = Facts(132)
+    k5 = kernels.get("5")
+    big = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)      # 4 warps
+    small = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)    # 4 warps
+    two = {"checked": 2, "exact": 2}
+    h, cost = DEFAULTS["latency_warps"], DEFAULTS["split_block_cost"]
+    assert (h, cost, DEFAULTS["split_slow_block"]) == (4, 1.2, 128)
+    # 128 x 1024: 8 groups of 128 x 128 on 132 units, one a unit, 64 steps of 8
+    assert heuristics.wave_steps(k5, big, (128, 1024, 512), f, two) == (4 + h) / 4 * 64
+    # 2048^2: 256 groups, two a unit; 17 x 16 tiles: 272, a second wave of two a unit
+    assert heuristics.wave_steps(k5, big, (2048, 2048, 512), f, two) == (8 + h) / 4 * 64
+    assert heuristics.wave_steps(k5, big, (2176, 2048, 512), f, two) == 2 * (8 + h) / 4 * 64
+    # the same 256 tiles in 2 slices of 32 steps: 512 groups, two waves of two a unit
+    split = ((2048, 2048, 512), 2)
+    assert heuristics.wave_steps(k5, big, (2048, 2048, 512), f, two, split) \
+        == 2 * (8 + h) / 4 * 32 * cost
+    # 64 x 128 tiles of a 64-sum block: 512 groups, 2 slices, no extra cost
+    assert heuristics.wave_steps(k5, small, (1024, 4096, 512), f, {"checked": 3, "exact": 3},
+                                 ((1024, 4096, 512), 2)) == 3 * (12 + h) / 4 * 16
+
+
 def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
     """Skinny products: an entry tuned at m = 16 with 16-row tiles is the nearest to m = 2
     by the log distance, but computes 8 times the rows there; the entry with 4-row tiles
