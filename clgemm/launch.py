@@ -47,7 +47,7 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
     # a kernel's own entries and, on a tie or where it has none as near, those of kernels
     # whose parameters mean the same (siblings); without a kernel, every GEMM kernel's but
     # the ones taken only by name (opt_in)
-    keys = None if kernel is None else [kernel, *kernels.get(kernel).siblings]
+    keys = None if kernel is None else [kernel, *kernels.siblings(kernel)]
     every = db.near(dev, keys, *shape, within=float("inf"),
                     usable=lambda k, e: (kernel is not None or (k in kernels.GEMM
                                                                 and not kernels.get(k).opt_in))

@@ -365,7 +365,7 @@ def _winners(dev, kern: kernels.Kernel, shape: tuple[int, int, int]) -> list[dic
     0.05x the CPU's on pocl, and a budget of one spent itself on them)."""
     db_entries = db.entries_for(dev)
     out: list[dict] = []
-    for keys in ([kern.key], kern.siblings):
+    for keys in ([kern.key], kernels.siblings(kern.key)):
         entries = [e for key in keys for e in db_entries.get(key, {}).values()]
         for e in sorted(entries, key=lambda e: db.distance(e["shape"], shape)):
             if e["params"] not in out:

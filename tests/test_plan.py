@@ -489,12 +489,13 @@ def test_c_over_an_input_is_refused_on_every_call(queue, rng):
 
 @pytest.mark.parametrize("module,above", [("cache", "gemm"), ("degenerate", "gemm"),
                                           ("events", "gemm"), ("arrays", "gemm"),
-                                          ("store", "db")])
+                                          ("store", "db"), ("kernel_spec", "kernels"),
+                                          ("thresholds", "heuristics")])
 def test_modules_split_out_do_not_import_back(module, above):
     """Data flows one way, call -> plan -> launch: the modules split out of clgemm.gemm
     (the plan cache and pools, products with a zero dimension, a call's events, its result
-    Arrays) and of
-    clgemm.db (its files on disk) lie below it and import nothing of it, not even inside
+    Arrays), of clgemm.db (its files on disk), of the registry (what an entry is) and of
+    the heuristics (their thresholds) lie below it and import nothing of it, not even inside
     a function, where a cycle would not show at import time."""
     import ast
     import importlib
