@@ -441,6 +441,32 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     assert GemmPlan(queue, "5", shape=target).params == a
 
 
+def test_plans_script_variants_choose_entries_with_their_own_thresholds(queue, rng):
+    """scripts/plans.py measures a threshold before it becomes a rule: a variant of
+    latency_warps (or near_within, wave_margin, tile_waste) must choose its own entry,
+    not the one launch.tuned_entry kept from the variant made before it."""
+    import importlib.util
+    import pyopencl.array as cla
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "plans.py"
+    spec = importlib.util.spec_from_file_location("plans_script", path)
+    plans = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plans)
+    dev = queue.device
+    cu = dev.max_compute_units
+    a = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
+    b = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=0)
+    two = {"resident": {"checked": 2, "exact": 2}}
+    db.record_best(dev, "5", 128, 128 * cu, 256, a, 100.0, two)    # as in the test above
+    db.record_best(dev, "5", 64, 128 * cu, 1024, b, 90.0, two)
+    m, n, k = 64, 128 * cu, 256
+    p = SimpleNamespace(dev_a=cla.to_device(queue, rng.random((m, k), dtype=np.float32)),
+                        dev_b=cla.to_device(queue, rng.random((k, n), dtype=np.float32)))
+    chosen = [plans.make_plan(queue, (m, n, k), {}, {}, t, p).describe()["params"]
+              for t in ({}, {"latency_warps": 0}, {})]
+    assert chosen == [b, a, b]
+
+
 def test_wave_steps_counts_latency_warps_and_slow_split_builds():
     """wave_steps by hand: a wave of g groups of w warps costs (g*w + latency_warps)/w of
     its k steps, a launch beyond one wave whole waves of the resident groups, and a launch
