@@ -47,14 +47,16 @@ DEFAULTS: dict[str, float] = {
     "near_within": 0.7,
     "wave_margin": 1.05,
     # ...predicted with a compute unit's g groups of w warps taking (g*w + latency_warps) / w
-    # times one group's steps (heuristics.wave_steps): H100, whole calls, 2 groups a unit
-    # took 1.5-1.75x the time of one for 16x8 blocks (4 warps) and 8x4 (8 warps) alike;
+    # times one group's steps (heuristics.wave_steps): H100, whole calls at 1023^3 against
+    # 2047x1023x1023, 2 groups a unit took 1.43x the time of one for 16x8 blocks (4 warps),
+    # 1.62x for 8x4 (8 warps), fixed costs included (4 latency warps: 1.5 and 1.67);
     # against 0 (steps times groups), 47 of 391 random mid-size shapes changed entry, x1.034
-    # as fast (geomean; x0.78-1.28), 1999x999x999 x1.20 (docs/levers.md)
+    # as fast (geomean; x0.78-1.28, the losses the light rule's, which stops at 2^30 since),
+    # 1999x999x999 x1.20 (docs/levers.md)
     "latency_warps": 4,
     # ...and a launch in slices of k of blocks of split_slow_block sums or more at
     # split_block_cost times its steps: 16x8 entries cut in 2-8 slices by their tuned-count
-    # rule ran x0.70-0.85 as fast against 16x4 entries unsplit as the steps said (H100,
+    # rule ran x0.80-0.87 as fast against 16x4 entries unsplit as the steps said (H100,
     # 2049^3, 3000^3, 3072x1024x2048); counted so, 20 shapes changed entry, x1.066 geomean
     # (x0.97-1.23; docs/levers.md)
     "split_slow_block": 128,
