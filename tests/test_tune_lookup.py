@@ -599,3 +599,41 @@ def test_with_no_kernel_named_the_devices_own_tune_beats_another_devices_entry(
     db.record_best(dev, "5", 64, 64, 64, dict(p, PAD=1), 5.0)
     key, entry = launch.tuned_entry(queue, None, (64, 64, 64))
     assert (key, entry["params"]["PAD"], "tuned_on" in entry) == ("5", 1, False)
+
+
+def test_changed_choices_compares_two_versions_choices():
+    """scripts/changed_choices.py, which lists the shapes where two versions launch kernel
+    5 differently (the shapes a GPU A/B of a choosing rule must time): a version against
+    itself changes nothing; against a copy whose thresholds read no unaligned row in place,
+    exactly the shapes this one reads in place change, and their entries and slices do not."""
+    import json as jsonlib
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    script = root / "scripts" / "changed_choices.py"
+    shapes = "999x999x999,1023x1023x1023,2047x2047x63,4096x4096x4096,5003x3001x2039"
+
+    def run(versions):
+        out = subprocess.run([sys.executable, str(script), "--versions", versions, "--shapes",
+                              shapes], capture_output=True, text=True, cwd=root, check=True)
+        return out.stdout.splitlines()
+
+    assert run(f"a={root},b={root}")[0].startswith("0 of 5 shapes change")
+    other = Path(tempfile.mkdtemp())
+    try:
+        shutil.copytree(root / "clgemm", other / "clgemm")
+        doc = jsonlib.loads((other / "clgemm/tuned/nvidia-h200.json").read_text())
+        doc["thresholds"].update(unaligned_max_volume=0, unaligned_light_volume=0,
+                                 unaligned_heavy_volume=0)
+        (other / "clgemm/tuned/nvidia-h200.json").write_text(jsonlib.dumps(doc))
+        lines = run(f"a={root},b={other}")
+    finally:
+        shutil.rmtree(other)
+    changed = lines[1:-1]
+    assert lines[0].startswith(f"{len(changed)} of 5 shapes change") and changed
+    for line in changed:
+        before, after = (jsonlib.loads(x) for x in line.split(None, 1)[1].split(" -> "))
+        assert before[:2] == after[:2] and before[2] and not after[2]

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The shapes at which two versions of clgemm launch kernel 5 differently, without a GPU.
+
+A rule that chooses among tuned entries (heuristics.choose_entry and its thresholds) or a
+build (reads_floats) changes some shapes' launches and leaves the rest alone: the A/B run
+on a GPU need only time the shapes that change. This asks each version, in a process of
+its own with that version first on PYTHONPATH, which entry of a device's shipped
+database it takes at each shape, in how many slices of k, and whether it reads unaligned
+rows in place, for a device of --compute-units units, then prints the shapes whose answer
+differs (and a comma-separated list for scripts/plans_versions.py --shapes):
+
+    python3 scripts/changed_choices.py --versions before=DIR,after=. --random 400 \\
+        --seed 20261206
+
+--random N draws N shapes with m and n log-uniform in [500, 7943] and k in [63, 7943],
+keeping those of at most 2^36 multiply-adds (the draw behind
+results/h100/raw/plans-versions-latency-random-2026-12-06.txt: 391 shapes, 62 changed).
+A version is a directory holding clgemm/ (`git archive COMMIT clgemm kernels scripts`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+# run inside each version: its own heuristics, database helpers and shipped file
+_ASK = r"""
+import json, math, sys
+from clgemm import db, heuristics as H, kernels, operands
+from clgemm.thresholds import DEFAULTS, Facts
+doc = json.load(open(sys.argv[1]))
+f = Facts(int(sys.argv[2]), thresholds={**DEFAULTS, **doc.get("thresholds", {})})
+k5 = kernels.get("5")
+every = []
+for key, e in doc["entries"]["5"].items():
+    e = dict(e, shape=tuple(map(int, key.split("x"))))
+    every.append(("5", e))
+out = {}
+for text in sys.argv[3].split(","):
+    s = tuple(map(int, text.split("x")))
+    ranked = sorted(every, key=lambda ke: (round(db.distance(ke[1]["shape"], s), 6),
+                                           -ke[1]["gflops"]))
+    _, e = H.choose_entry(ranked, "5", s, f)
+    p, width = e["params"], e["params"].get("WIDTH", 1)
+    at = H.launched(k5, p, s, f)
+    slices = H.splits(k5, p, at, f, tuned=H.entry_split(e))
+    copied = (s[2] % width != 0, s[1] % width != 0)    # row-major A (rows of k), B (of n)
+    floats = any(copied) and H.reads_floats(k5, p, s, f, "auto", copied)
+    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats)]
+print(json.dumps(out))
+"""
+
+
+def draw(count: int, seed: int) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
+    shapes = set()
+    for _ in range(count):
+        m, n = (round(10 ** rng.uniform(2.7, 3.9)) for _ in range(2))
+        k = round(10 ** rng.uniform(1.8, 3.9))
+        if m * n * k <= 2 ** 36:
+            shapes.add((m, n, k))
+    return sorted(shapes)
+
+
+def ask(where: Path, database: Path, units: int, shapes: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": f"{where}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    run = subprocess.run([sys.executable, "-c", _ASK, str(database), str(units), shapes],
+                         env=env, capture_output=True, text=True, cwd=where)
+    if run.returncode:
+        sys.exit(f"{where}: {run.stderr.strip().splitlines()[-1] if run.stderr else 'failed'}")
+    return json.loads(run.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--versions", required=True, help="NAME=DIR,NAME=DIR (two)")
+    ap.add_argument("--shapes", help="MxNxK,...")
+    ap.add_argument("--random", type=int, default=0, help="draw this many shapes")
+    ap.add_argument("--seed", type=int, default=20261206)
+    ap.add_argument("--database", default="clgemm/tuned/nvidia-h200.json",
+                    help="the shipped file whose entries both versions choose from, as a "
+                         "path inside each version")
+    ap.add_argument("--compute-units", type=int, default=132)
+    args = ap.parse_args()
+    pairs = [v.partition("=") for v in args.versions.split(",")]
+    if len(pairs) != 2 or any(not eq or not name for name, eq, _ in pairs):
+        ap.error("--versions takes two NAME=DIR items")
+    shapes = ["x".join(map(str, s)) for s in draw(args.random, args.seed)] if args.random else []
+    shapes += [s for s in (args.shapes or "").split(",") if s]
+    if not shapes:
+        ap.error("give --shapes or --random N")
+    answers = []
+    for name, _, where in pairs:
+        root = Path(where).resolve()
+        if not (root / "clgemm").is_dir():
+            ap.error(f"{where}: no clgemm/ there")
+        answers.append(ask(root, root / args.database, args.compute_units, ",".join(shapes)))
+    changed = [s for s in shapes if answers[0][s] != answers[1][s]]
+    (a, _, _), (b, _, _) = pairs
+    print(f"{len(changed)} of {len(shapes)} shapes change (entry's tuned shape, slices, "
+          f"read in place): {a} -> {b}")
+    for s in changed:
+        print(f"  {s:<18} {json.dumps(answers[0][s])} -> {json.dumps(answers[1][s])}")
+    print(",".join(changed))
+
+
+if __name__ == "__main__":
+    main()
