@@ -296,14 +296,15 @@ class _Layout:
         copies, self.pending = self.pending, []
         while copies:
             first = copies.pop(0)
-            width = operands.block_width(_block(*first[:2]))
-            pair = next((c for c in copies
-                         if width and operands.block_width(_block(*c[:2])) == width), None)
-            if pair is None:
+            for pair in copies:     # bind_copy_pair: None unless both take one build
+                step = operands.bind_copy_pair(self.queue, _block(*first[:2]),
+                                               _block(*pair[:2]))
+                if step is not None:
+                    break
+            else:
                 self.copy(*first)
                 continue
             copies.remove(pair)
-            step = operands.bind_copy_pair(self.queue, _block(*first[:2]), _block(*pair[:2]))
             for (src, dst, src_port, dst_port), indices in zip((first, pair),
                                                                operands.COPY_PAIR_OFFSETS):
                 self._note_offsets(step, indices, src, dst, src_port, dst_port)
