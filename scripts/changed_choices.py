@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from clgemm import entries
+
 # run inside each version: its own heuristics, database helpers and shipped file
 _ASK = r"""
 import json, math, sys
@@ -93,7 +95,11 @@ def main() -> None:
     if len(pairs) != 2 or any(not eq or not name for name, eq, _ in pairs):
         ap.error("--versions takes two NAME=DIR items")
     shapes = ["x".join(map(str, s)) for s in draw(args.random, args.seed)] if args.random else []
-    shapes += [s for s in (args.shapes or "").split(",") if s]
+    try:
+        given = entries.shape_list(args.shapes) if args.shapes else []
+    except ValueError as e:
+        ap.error(f"--shapes: {e}")
+    shapes += ["x".join(map(str, s)) for s in given if "x".join(map(str, s)) not in shapes]
     if not shapes:
         ap.error("give --shapes or --random N")
     answers = []

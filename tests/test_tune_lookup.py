@@ -622,6 +622,10 @@ def test_changed_choices_compares_two_versions_choices():
         return out.stdout.splitlines()
 
     assert run(f"a={root},b={root}")[0].startswith("0 of 5 shapes change")
+    bad = subprocess.run([sys.executable, str(script), "--versions", f"a={root},b={root}",
+                          "--shapes", "999x999x999,12x"], capture_output=True, text=True,
+                         cwd=root)
+    assert bad.returncode == 2 and "'12x' is not MxNxK" in bad.stderr
     other = Path(tempfile.mkdtemp())
     try:
         shutil.copytree(root / "clgemm", other / "clgemm")
