@@ -171,7 +171,7 @@ def run(kernel, size, m, n, k, repeat, device_spec, params, alpha, beta, trans_a
     keys = ("kernel", "params", "params_source", "tuned_at", "tuned_kernel", "tuned_on", "m", "n", "k",
             "alpha", "beta", "trans_a", "trans_b", "transposed_by",
             "read_as_they_lie", "a_kmajor", "columns_first",
-            "padded", "floats", "splits", "tail", "launches", "device", "platform", "driver", "repeat",
+            "padded", "floats", "splits", "tail", "peel", "launches", "device", "platform", "driver", "repeat",
             "ms_median", "ms_min", "ms_max", "gflops", "verified", "rel_error", "tolerance")
     # what a run measured, where it did: the rows checked, the output's stability, the
     # share of the device's peak, the bandwidth of a matrix-vector kernel

@@ -4,8 +4,8 @@ gemm() asks these questions of every product: pad the operands into whole tiles 
 read operands whose rows are not whole vectors where they lie or copy them, how many
 slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
-and whether one row or column of C makes it a matrix-vector product (and in how many
-slices). Their thresholds, and the device Facts they come in, are clgemm.thresholds'.
+whether C's few rows and columns past whole tiles are computed apart (peel), and
+whether one row or column of C makes it a matrix-vector product (and in how many slices). Their thresholds, and the device Facts they come in, are clgemm.thresholds'.
 """
 
 from __future__ import annotations
@@ -353,6 +353,38 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
         waves = -(-groups // (r * units)) * (r * warps + hidden)
     slower = f["split_block_cost"] if s > 1 and sums(params) >= f["split_slow_block"] else 1.0
     return waves / warps * -(-depth // s) * slower
+
+
+def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+         residents: Mapping[str, int] | None,
+         tuned: tuple[Shape, int] | None = None) -> tuple[int, int] | None:
+    """(m1, n1): C's rows and columns in whole tiles, launched alone, while the few rows
+    and columns past them (at most peel_max_share of a tile each way) are computed as thin
+    products of their own; None to launch the partial tiles with the others. Where one row
+    or column more starts a row or column of tiles, those tiles can start a wave of their
+    own: 4097^3 runs 33 x 33 tiles of 128 in 5 waves of 264 groups, 4096^3 32 x 32 in 4.
+    Taken where wave_steps of the whole tiles beats that of the launch by peel_min_gain;
+    the thin products (memory-bound: one pass over an operand each) are not counted. Only
+    where neither launch is cut into slices of k (`tuned`: the entry's measured count, as
+    splits takes it): on an H100 1025^3 ran x0.91 as fast with its 4 slices given up for an
+    unsplit 1024^3."""
+    if residents is None or kern.tail:
+        return None
+    m, n, k = shape
+    tm, tn, _ = tile_of(kern, params)
+    m1, n1 = m // tm * tm, n // tn * tn
+    share = f["peel_max_share"]
+    if ((m1, n1) == (m, n) or not m1 or not n1
+            or m - m1 > share * tm or n - n1 > share * tn):
+        return None
+    inner = (m1, n1, k)
+    if any(splits(kern, params, launched(kern, params, s, f), f, tuned=tuned) > 1
+           for s in (shape, inner)):
+        return None
+    whole = wave_steps(kern, params, inner, f, residents, tuned)
+    if whole > (1 - f["peel_min_gain"]) * wave_steps(kern, params, shape, f, residents, tuned):
+        return None
+    return m1, n1
 
 
 def tile_waste(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape) -> float:

@@ -201,6 +201,13 @@ class GemmPlan:
         self.local = self.kernel.geometry.local(self.params)
         self.align = self.kernel.geometry.vector(self.params)
 
+    def at(self, shape: tuple[int, int, int]) -> GemmPlan:
+        """The same kernel at another shape (its tuned entry there, unpadded), sharing this
+        plan's workspace: its launches follow this plan's on one in-order queue (a peeled
+        product's thin parts, layout._Layout.peeled)."""
+        return GemmPlan(self.queue, self.kernel.key, shape=shape, pad="no",
+                        transposed_by=self.transposed_by, workspace=self._work)
+
     def side_queue(self) -> cl.CommandQueue:
         """A second queue on this plan's device, for a guarded kernel's scan that runs
         beside the kernel (guard.Beside); it profiles where the plan's queue does."""
@@ -244,6 +251,15 @@ class GemmPlan:
         tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
         return (self.tiles(m, n, k)[0] - spread[0]) * spread[1] * tm, tn
 
+    def peel(self, m: int, n: int, k: int) -> tuple[int, int] | None:
+        """heuristics.peel at (m, n, k) with the resident groups the tuner recorded for these
+        parameters (none for defaults: no peel), where the call leaves the slices of k to
+        the heuristics."""
+        if self.split_k != "auto":
+            return None
+        return heuristics.peel(self.kernel, self.params, (m, n, k), self.facts, self.resident,
+                               self.tuned_split)
+
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         return heuristics.kmajor_a(self.kernel, (m, n, k), self.facts, self.transposed_by)
 
@@ -258,6 +274,10 @@ class GemmPlan:
         copied = (bool(k % self.align and not kmajor), bool(n % self.align))
         floats = any(copied) and self.reads_floats(m, n, k, copied)
         launched = self.launched(m, n, k, floats)
+        guarded = guard and self.kernel.guarded
+        cut = None if guarded or floats else self.peel(m, n, k)
+        if cut is not None:     # the main launch's decisions (layout.prepare)
+            launched = (*cut, launched[2])
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
@@ -265,7 +285,7 @@ class GemmPlan:
                 "floats": floats, "tail": self.tail(*launched),
                 "a_kmajor": kmajor,
                 "columns_first": self.columns_first(*launched),
-                "guarded": guard and self.kernel.guarded}
+                "peel": cut, "guarded": guarded}
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)

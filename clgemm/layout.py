@@ -45,6 +45,7 @@ class Prepared:
     params: dict | None = None    # a matrix-vector launch's kernel parameters (matvec.prepare)
     columns_first: bool = False   # C's tiles taken down columns (heuristics.columns_first)
     floats: bool = False          # the AB_UNALIGNED build runs: A and B at any leading dimension
+    peel: tuple[int, int] | None = None   # (m1, n1): the rows and columns past them apart
 
     def launch(self) -> list[cl.Event]:
         if self.guard is not None:
@@ -181,6 +182,11 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     mp, np_, kp = launched
     pads = launched != (rows, cols, k)
     padded = [(mp, kp), (kp, np_)] if pads else []
+    guarded = guard and plan.kernel.guarded
+    # C's rows and columns past whole tiles as thin products of their own (heuristics.peel):
+    # the main launch then covers (m1, n1) of them, at the operands' laid-out depth
+    cut = None if guarded or floats else plan.peel(rows, cols, k)
+    main = launched if cut is None else (*cut, kp)
 
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
     # the matrices a device transpose re-lays out
@@ -189,10 +195,10 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     relaid += [(k, rounded(rows, al))] if kmajor else []
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
-    slices = plan.splits(*launched)
+    slices = plan.splits(*main)
     partial = [(slices * rows, rounded(cols, heuristics.SPLIT_ROW))] if slices > 1 else []
-    spread = plan.tail(*launched)
-    partial += [plan.tail_sums(*launched, spread)] if spread is not None else []
+    spread = plan.tail(*main)
+    partial += [plan.tail_sums(*main, spread)] if spread is not None else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
     # C is read and written where it lies when it is a row-major device matrix at the origin
     # of its buffer or sub-buffer, else through a dense matrix; a leading dimension that is
@@ -202,8 +208,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     in_place = tm is not None and not tm.offset
     ragged = tm.ld % al != 0 if in_place else target is None and cols % al != 0
     c_unaligned = slices == 1 and ragged
-    guarded = guard and plan.kernel.guarded
-    plan.compiled(*launched, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
+    plan.compiled(*main, ta, tb, c_unaligned=c_unaligned,    # errors before I/O
                   guard=guards.kernel_code(c_needed) if guarded else 0, floats=floats)
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
@@ -223,6 +228,9 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     if guarded:
         bounds, scalars, scanned = guards.bound(plan, xm, ym, cm, alpha, beta, ta, tb,
                                                 c_needed, allocator)
+    elif cut is not None:
+        bounds, scalars = lay.peeled(plan, xm, ym, cm, cut, alpha, beta, ta, tb, c_needed)
+        scanned = None
     else:
         bounds, scalars = plan.bound(xm, ym, cm, alpha, beta, a_kmajor=ta, b_nmajor=tb,
                                      floats=floats)
@@ -234,7 +242,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed, lay.offsets, scanned, spread,
-                    columns_first=plan.columns_first(*launched), floats=floats)
+                    columns_first=plan.columns_first(*main), floats=floats, peel=cut)
 
 
 def as_view(x, port: int, align: int):
@@ -294,21 +302,28 @@ class _Layout:
         (operands.bind_copy_pair), any other alone. They depend on nothing laid out before
         them, and only the kernels' launches that follow read them."""
         copies, self.pending = self.pending, []
-        while copies:
-            first = copies.pop(0)
-            for pair in copies:     # bind_copy_pair: None unless both take one build
-                step = operands.bind_copy_pair(self.queue, _block(*first[:2]),
-                                               _block(*pair[:2]))
-                if step is not None:
+        for step, members in self._bind([_block(*c[:2]) for c in copies]):
+            indices = operands.COPY_PAIR_OFFSETS if len(members) == 2 else (operands.COPY_OFFSETS,)
+            for (src, dst, src_port, dst_port), at in zip((copies[i] for i in members), indices):
+                self._note_offsets(step, at, src, dst, src_port, dst_port)
+            self.steps.append(step)
+
+    def _bind(self, blocks: list[operands.Block]) -> list[tuple[object, list[int]]]:
+        """Steps copying `blocks`, two of one build as one launch (operands.bind_copy_pair:
+        None unless both take one build), any other alone, each with the indices of the
+        blocks it copies."""
+        left, out = list(range(len(blocks))), []
+        while left:
+            i = left.pop(0)
+            for j in left:
+                pair = operands.bind_copy_pair(self.queue, blocks[i], blocks[j])
+                if pair is not None:
+                    left.remove(j)
+                    out.append((pair, [i, j]))
                     break
             else:
-                self.copy(*first)
-                continue
-            copies.remove(pair)
-            for (src, dst, src_port, dst_port), indices in zip((first, pair),
-                                                               operands.COPY_PAIR_OFFSETS):
-                self._note_offsets(step, indices, src, dst, src_port, dst_port)
-            self.steps.append(step)
+                out.append((operands.bind_copy(self.queue, *blocks[i]), [i]))
+        return out
 
     def _note_offsets(self, step, indices: tuple[int, int], src: Matrix, dst: Matrix,
                       src_port: int | None, dst_port: int | None) -> None:
@@ -316,6 +331,54 @@ class _Layout:
         for index, m, port in zip(indices, (src, dst), (src_port, dst_port)):
             if m.offset:
                 self.offsets.append((step, index, port, unit))
+
+    def peeled(self, plan: GemmPlan, xm: Matrix, ym: Matrix, cm: Matrix,
+               cut: tuple[int, int], alpha: float, beta: float, ta: bool, tb: bool,
+               c_read: bool) -> tuple[list, list[tuple]]:
+        """plan.bound's steps for C in whole tiles, its first m1 rows and n1 columns (the same
+        matrices taken smaller), then the rows past m1 (all n columns) and the columns past
+        n1 (m1 rows) as thin products of the same kernel at their own shapes (its tuned
+        entry there, split-K as it decides), each into a scratch matrix that is then copied
+        into C where those rows and columns lie (C read into it first where beta != 0).
+        The kernels take no offsets: the few rows of op(A) past m1 and columns of op(B) past
+        n1 are copied into aligned scratch of their own, after the main launch is enqueued,
+        so that the device starts on it while the host enqueues the rest."""
+        m1, n1 = cut
+        rows, cols = cm.rows, cm.cols
+        xi = replace(xm, cols=m1) if ta else replace(xm, rows=m1)
+        yi = replace(ym, rows=n1) if tb else replace(ym, cols=n1)
+        steps, scalars = plan.bound(xi, yi, replace(cm, rows=m1, cols=n1), alpha, beta,
+                                    a_kmajor=ta, b_nmajor=tb)
+        depth = xm.rows if ta else xm.cols
+        ins, outs, thin = [], [], []      # copies before and after the thin products
+        if m1 < rows:
+            xs = self._part(xm, m1, rows - m1, depth, ta, ins)
+            thin.append((rows - m1, cols, xs, ym, m1 * cm.ld))
+        if n1 < cols:
+            ys = self._part(ym, n1, cols - n1, depth, not tb, ins)
+            thin.append((m1, cols - n1, xi, ys, n1))
+        parts = []
+        for r, c, xs, ys, at in thin:
+            part = self.empty(r, c, rounded(c, self.align))
+            if c_read:
+                ins.append((cm.buf, cm.ld, part.buf, part.ld, r, c, cm.offset + at, 0))
+            outs.append((part.buf, part.ld, cm.buf, cm.ld, r, c, 0, cm.offset + at))
+            more, held = plan.at((r, c, depth)).bound(xs, ys, part, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+            parts += more
+            scalars += held
+        # (a caller's matrix here starts at its buffer's origin: offsets fixed with the layout)
+        copies = [[step for step, _ in self._bind(blocks)] for blocks in (ins, outs)]
+        return steps + copies[0] + parts + copies[1], scalars
+
+    def _part(self, m: Matrix, start: int, count: int, depth: int, across: bool,
+              copies: list) -> Matrix:
+        """An aligned, zero-filled matrix for m's rows start.. (`across`: its columns; count
+        of them, each `depth` long), and the copy that fills it, added to `copies`."""
+        shape = (depth, count) if across else (count, depth)
+        out = self.zeros(*shape, rounded(shape[1], self.align))
+        at = m.offset + (start if across else start * m.ld)
+        copies.append((m.buf, m.ld, out.buf, out.ld, *shape, at, 0))
+        return out
 
     def row_major(self, x, shape: tuple[int, int] | None = None, floats: bool = False) -> Matrix:
         """x as a row-major device matrix with an aligned leading dimension (any, with

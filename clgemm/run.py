@@ -107,7 +107,8 @@ def run_gemm(queue: cl.CommandQueue, m: int, n: int, k: int, *, kernel: object =
         tuned_on=plan.tuned_on,
         m=m, n=n, k=k, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
         transposed_by=plan.transposed_by, read_as_they_lie=list(prep.read), a_kmajor=prep.kmajor,
-        columns_first=prep.columns_first, padded=prep.padded, floats=prep.floats, tail=prep.tail)
+        columns_first=prep.columns_first, padded=prep.padded, floats=prep.floats, tail=prep.tail,
+        peel=prep.peel)
     return result
 
 
@@ -153,7 +154,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
         tuned_kernel=None if base.at is None else key, tuned_on=base.tuned_on, m=m, n=n, k=k,
         alpha=alpha, beta=beta,
         trans_a=False, trans_b=False, transposed_by="kernel", read_as_they_lie=[],
-        a_kmajor=False, columns_first=False, padded=False, floats=False, tail=None,
+        a_kmajor=False, columns_first=False, padded=False, floats=False, tail=None, peel=None,
         # what bounds it: the matrix read once, the vector, C written and, with beta, read
         gbps=timing.gbps(4 * (R * L + vector + outputs * (2 if beta != 0.0 else 1)),
                          result["ms_median"]))

@@ -232,6 +232,9 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
     steps = f", {r['launches']} kernels each{split}{relaid}" if r["launches"] > 1 else ""
     steps += ", tiles down columns" if r["columns_first"] else ""
     steps += ", A and B read a float at a time" if r.get("floats") else ""
+    if r.get("peel"):
+        steps += (f", C's first {r['peel'][0]} rows and {r['peel'][1]} columns in whole tiles,"
+                  f" the rest as thin products")
     runs = f"{r['repeat']} run{'s' if r['repeat'] != 1 else ''}"
     out.append(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                f"max {r['ms_max']:.4f}  ({runs} after a warm-up{steps}, profiling events)")

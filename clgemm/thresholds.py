@@ -71,6 +71,12 @@ DEFAULTS: dict[str, float] = {
     # ...and only this deep: 8192x8192x256's 4 tiles left over in 8 pieces ran 2.3% slower
     # (kernel 8, 2026-12-04), where 4096^3 and 8192^3 ran 1.3% and 2.9% faster
     "tail_min_k": 512,
+    # compute C's rows and columns past whole tiles as thin products of their own (at most
+    # peel_max_share of a tile each way), the whole tiles in one launch, where that saves
+    # peel_min_gain of the launch's predicted steps (heuristics.peel): 4097^3 runs 33 x 33
+    # tiles of 128 in 5 waves of 264, 4096^3 32 x 32 in 4
+    "peel_max_share": 0.125,
+    "peel_min_gain": 0.05,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -141,7 +147,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
-    "tail_min_k": (1, _INF),
+    "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),

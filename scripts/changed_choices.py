@@ -5,9 +5,10 @@ A rule that chooses among tuned entries (heuristics.choose_entry and its thresho
 build (reads_floats) changes some shapes' launches and leaves the rest alone: the A/B run
 on a GPU need only time the shapes that change. This asks each version, in a process of
 its own with that version first on PYTHONPATH, which entry of a device's shipped
-database it takes at each shape, in how many slices of k, and whether it reads unaligned
-rows in place, for a device of --compute-units units, then prints the shapes whose answer
-differs (and a comma-separated list for scripts/plans_versions.py --shapes):
+database it takes at each shape, in how many slices of k, whether it reads unaligned
+rows in place and, where it has heuristics.peel, the rows and columns of C it launches
+in whole tiles apart from the rest, for a device of --compute-units units, then prints
+the shapes whose answer differs (and a comma-separated list for scripts/plans_versions.py --shapes):
 
     python3 scripts/changed_choices.py --versions before=DIR,after=. --random 400 \\
         --seed 20261206
@@ -53,7 +54,10 @@ for text in sys.argv[3].split(","):
     slices = H.splits(k5, p, at, f, tuned=H.entry_split(e))
     copied = (s[2] % width != 0, s[1] % width != 0)    # row-major A (rows of k), B (of n)
     floats = any(copied) and H.reads_floats(k5, p, s, f, "auto", copied)
-    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats)]
+    # C's edges apart (heuristics.peel), where this version has the rule
+    cut = (H.peel(k5, p, s, f, e.get("resident"), H.entry_split(e))
+           if hasattr(H, "peel") and not floats else None)
+    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats)] + ([list(cut)] if cut else [])
 print(json.dumps(out))
 """
 

@@ -1,0 +1,140 @@
+"""C's rows and columns past whole tiles computed apart (heuristics.peel, layout's peeled):
+the rule, and the products it lays out against float64, with every operand order, c read
+and not, cached layouts called with other buffers, and padded copies or aligned ones."""
+
+import numpy as np
+import pyopencl.array as cla
+import pytest
+
+import clgemm
+from clgemm import db, heuristics, kernels
+from clgemm.thresholds import DEFAULTS, Facts
+
+from .conftest import P5
+
+pytestmark = pytest.mark.usefixtures("home")
+
+H200_POINT = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
+TWO = {"checked": 2, "exact": 2}
+
+
+def test_peel_rule():
+    """4097^3's 33 x 33 tiles of 128 take 5 waves of 264 groups on 132 units, its 32 x 32
+    whole tiles 4: peeled. Not where no wave is saved, the rows past the tiles are too many,
+    a launch is cut into slices of k, or the tuner recorded no resident groups."""
+    k5, f = kernels.get("5"), Facts(132)
+
+    def peel(shape, residents=TWO, facts=f, kern=k5, tuned=None):
+        return heuristics.peel(kern, H200_POINT, shape, facts, residents, tuned)
+    assert peel((4097, 4097, 4097)) == (4096, 4096)
+    assert peel((4097, 2049, 2049)) == (4096, 2048)
+    assert peel((4096 + 16, 4096 + 16, 4096)) == (4096, 4096)       # peel_max_share: 16 of 128
+    assert peel((4096 + 17, 4096 + 17, 4096)) is None
+    assert peel((4096, 4096, 4097)) is None                         # whole tiles already
+    assert peel((4096, 4097, 4096)) is None      # 32 x 33 = 1056 tiles: 4 waves either way
+    assert peel((4097, 4097, 4097), residents=None) is None
+    assert peel((4097, 4097, 4097), facts=Facts(132, thresholds=dict(DEFAULTS,
+                                                                     peel_min_gain=0.3))) is None
+    assert peel((4097, 4097, 4097), facts=Facts(132, thresholds=dict(DEFAULTS,
+                                                                     peel_max_share=0))) is None
+    assert peel((129, 129, 8192)) is None               # 4 groups for 132 units: split-K
+    assert peel((4097, 4097, 4097), tuned=((4096, 4096, 4096), 2)) is None   # a tuned count
+    assert heuristics.peel(kernels.get("8"), dict(kernels.get("8").defaults), (4097, 4097, 4097),
+                           f, TWO) is None              # a kernel with its own last-wave spread
+
+
+def _shape(queue, rest=1):
+    """A product whose whole 32 x 32 tiles are 4 waves of one group a compute unit (U x 4
+    tiles) and whose `rest` rows and columns more take it to 5U + 5: (32U + rest) x (128 +
+    rest), its strips at multiples of 128 floats (NVIDIA's sub-buffer origins)."""
+    units = queue.device.max_compute_units
+    return 32 * units + rest, 128 + rest, 40
+
+
+def _tuned(queue, shape, params=P5):
+    db.record_best(queue.device, "5", *shape, params, 100.0,
+                   {"resident": {"checked": 1, "exact": 1}})
+
+
+@pytest.mark.parametrize("rest", [1, 3])
+def test_gemm_peels_where_the_rule_says(queue, rng, thresholds, rest):
+    """gemm() with no kernel named, over a tuned entry that recorded its resident groups,
+    launches the whole tiles alone and the rest apart; the result matches float64 where
+    the output was poisoned first, and a second call on other Arrays reuses the layout."""
+    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0)
+    m, n, k = _shape(queue, rest)
+    _tuned(queue, (m - rest, n - rest, k))
+    assert clgemm.Plan(queue, m, n, k).describe()["peel"] == (m - rest, n - rest)
+    from clgemm.layout import prepare
+    ops = [cla.to_device(queue, np.zeros(s, np.float32)) for s in ((m, k), (k, n))]
+    plan = clgemm.GemmPlan(queue, None, shape=(m, n, k))
+    assert prepare(plan, *ops, None, 1.0, 0.0).peel == (m - rest, n - rest)
+    pool = clgemm.memory_pool(queue)
+    for _ in range(2):
+        a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+        junk = cla.empty(queue, (m, n), np.float32, allocator=pool)
+        junk.fill(np.float32(np.nan))
+        queue.finish()
+        del junk                      # the pool hands this block to the next output
+        out = clgemm.gemm(queue, cla.to_device(queue, a), cla.to_device(queue, b)).get()
+        np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert clgemm.cache_info()["hits"] == 1 and clgemm.cache_info()["misses"] == 1
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=2))])
+@pytest.mark.parametrize("pad", ["yes", "auto"])
+def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, kernel, params,
+                                              pad):
+    """A peeled product with beta != 0 (C's rows and columns past the tiles read into the
+    thin products' scratch first), operands Fortran-ordered and read as they lie or
+    transposed, A laid out K-major first, padded or aligned copies: each call's own c is
+    written, and nothing past it."""
+    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
+               kmajor_min_n=0, kmajor_min_volume=0)
+    m, n, k = _shape(queue, 2)
+    db.record_best(queue.device, kernel, m - 2, n - 2, k, params, 100.0,
+                   {"resident": {"checked": 1, "exact": 1}})
+    plan = clgemm.Plan(queue, m, n, k, trans_a=ta, trans_b=tb, kernel=kernel, pad=pad,
+                       transposed_by="kernel")
+    assert plan.describe()["peel"] == (m - 2, n - 2)
+    from clgemm.layout import prepare
+    ops = [cla.to_device(queue, np.zeros(s, np.float32, order="F" if t else "C"))
+           for s, t in (((m, k), ta), ((k, n), tb))]
+    assert prepare(plan.launch, *ops, None, 1.0, 0.0).peel == (m - 2, n - 2)   # as laid out
+    for _ in range(2):
+        a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+        b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+        a, b = (np.asfortranarray(x.T).T if t else x for x, t in ((a, ta), (b, tb)))
+        c0 = rng.standard_normal((m, n)).astype(np.float32)
+        host = np.full((m + 3, n + 5), 7.0, np.float32)
+        host[1:m + 1, 2:n + 2] = c0
+        big = cla.to_device(queue, host)              # c a block of it, written through a copy
+        dc = cla.to_device(queue, c0)                 # c a whole Array, written where it lies
+        da, db_ = cla.to_device(queue, a), cla.to_device(queue, b)
+        plan(da, db_, dc, alpha=1.5, beta=-0.5)
+        plan(da, db_, big[1:m + 1, 2:n + 2], alpha=1.5, beta=-0.5)
+        product = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b)
+        want = 1.5 * product - 0.5 * c0
+        np.testing.assert_allclose(dc.get(), want, rtol=1e-4, atol=1e-4)
+        got = big.get()
+        np.testing.assert_allclose(got[1:m + 1, 2:n + 2], want, rtol=1e-4, atol=1e-4)
+        got[1:m + 1, 2:n + 2] = 7.0
+        assert (got == 7.0).all()                     # c's neighbours untouched
+        np.testing.assert_allclose(plan(a, b), product, rtol=1e-4, atol=1e-4)   # numpy in and out
+
+
+def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds):
+    """Operands whose rows are whole vectors, not padded, are read in place: the thin
+    products then read copies of their few rows and columns, which a cached layout takes
+    from each call's own Arrays."""
+    thresholds(pad_min_volume=2**62)
+    m, n, k = _shape(queue, 4)                            # rows of whole float4s
+    _tuned(queue, (m - 4, n - 4, k))
+    plan = clgemm.Plan(queue, m, n, k)
+    assert plan.describe()["peel"] == (m - 4, n - 4) and not plan.describe()["padded"]
+    for _ in range(3):
+        a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+        out = plan(cla.to_device(queue, a), cla.to_device(queue, b)).get()
+        np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert plan.reused == 2
