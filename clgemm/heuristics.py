@@ -364,9 +364,11 @@ def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
     or column more starts a row or column of tiles, those tiles can start a wave of their
     own: 4097^3 runs 33 x 33 tiles of 128 in 5 waves of 264 groups, 4096^3 32 x 32 in 4.
     Taken where wave_steps of the whole tiles beats that of the launch by peel_min_gain;
-    the thin products (memory-bound: one pass over an operand each) are not counted. Only
-    where neither launch is cut into slices of k (`tuned`: the entry's measured count, as
-    splits takes it): on an H100 1025^3 ran x0.91 as fast with its 4 slices given up for an
+    the thin products (a pass over an operand each) are not counted, but cost about as
+    much as a shallow wave saves: only products peel_min_k deep or more (on an H100, x0.96-
+    1.00 at 7 shapes 424 to 943 deep, x1.03-1.31 at 13 from 1173 to 8193). Only where
+    neither launch is cut into slices of k (`tuned`: the entry's measured count, as splits
+    takes it): on an H100 1025^3 ran x0.91 as fast with its 4 slices given up for an
     unsplit 1024^3."""
     if residents is None or kern.tail:
         return None
@@ -374,7 +376,7 @@ def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
     tm, tn, _ = tile_of(kern, params)
     m1, n1 = m // tm * tm, n // tn * tn
     share = f["peel_max_share"]
-    if ((m1, n1) == (m, n) or not m1 or not n1
+    if ((m1, n1) == (m, n) or not m1 or not n1 or k < f["peel_min_k"]
             or m - m1 > share * tm or n - n1 > share * tn):
         return None
     inner = (m1, n1, k)

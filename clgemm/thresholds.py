@@ -73,10 +73,14 @@ DEFAULTS: dict[str, float] = {
     "tail_min_k": 512,
     # compute C's rows and columns past whole tiles as thin products of their own (at most
     # peel_max_share of a tile each way), the whole tiles in one launch, where that saves
-    # peel_min_gain of the launch's predicted steps (heuristics.peel): 4097^3 runs 33 x 33
-    # tiles of 128 in 5 waves of 264, 4096^3 32 x 32 in 4
+    # peel_min_gain of the launch's predicted steps, in products at least peel_min_k deep
+    # (heuristics.peel): 4097^3 runs 33 x 33 tiles of 128 in 5 waves of 264, 4096^3 32 x
+    # 32 in 4. H100, whole calls against the launch before (1f24129): 13 shapes 1173 to
+    # 8193 deep x1.12 geomean (x1.03-1.31), 7 shapes 424 to 943 deep x0.98 (x0.96-1.00):
+    # the thin products and their copies cost about as much as a shallow wave saves
     "peel_max_share": 0.125,
     "peel_min_gain": 0.05,
+    "peel_min_k": 1024,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -148,6 +152,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),
+    "peel_min_k": (0, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),

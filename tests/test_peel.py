@@ -21,7 +21,8 @@ TWO = {"checked": 2, "exact": 2}
 def test_peel_rule():
     """4097^3's 33 x 33 tiles of 128 take 5 waves of 264 groups on 132 units, its 32 x 32
     whole tiles 4: peeled. Not where no wave is saved, the rows past the tiles are too many,
-    a launch is cut into slices of k, or the tuner recorded no resident groups."""
+    a launch is cut into slices of k, k is under peel_min_k, or the tuner recorded no
+    resident groups."""
     k5, f = kernels.get("5"), Facts(132)
 
     def peel(shape, residents=TWO, facts=f, kern=k5, tuned=None):
@@ -32,6 +33,8 @@ def test_peel_rule():
     assert peel((4096 + 17, 4096 + 17, 4096)) is None
     assert peel((4096, 4096, 4097)) is None                         # whole tiles already
     assert peel((4096, 4097, 4096)) is None      # 32 x 33 = 1056 tiles: 4 waves either way
+    assert peel((4097, 4097, 1024)) == (4096, 4096)
+    assert peel((4097, 4097, 1023)) is None                         # peel_min_k
     assert peel((4097, 4097, 4097), residents=None) is None
     assert peel((4097, 4097, 4097), facts=Facts(132, thresholds=dict(DEFAULTS,
                                                                      peel_min_gain=0.3))) is None
@@ -61,7 +64,8 @@ def test_gemm_peels_where_the_rule_says(queue, rng, thresholds, rest):
     """gemm() with no kernel named, over a tuned entry that recorded its resident groups,
     launches the whole tiles alone and the rest apart; the result matches float64 where
     the output was poisoned first, and a second call on other Arrays reuses the layout."""
-    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0)
+    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
+               peel_min_k=0)
     m, n, k = _shape(queue, rest)
     _tuned(queue, (m - rest, n - rest, k))
     assert clgemm.Plan(queue, m, n, k).describe()["peel"] == (m - rest, n - rest)
@@ -91,7 +95,7 @@ def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, ke
     transposed, A laid out K-major first, padded or aligned copies: each call's own c is
     written, and nothing past it."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
-               kmajor_min_n=0, kmajor_min_volume=0)
+               kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0)
     m, n, k = _shape(queue, 2)
     db.record_best(queue.device, kernel, m - 2, n - 2, k, params, 100.0,
                    {"resident": {"checked": 1, "exact": 1}})
@@ -128,7 +132,7 @@ def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds):
     """Operands whose rows are whole vectors, not padded, are read in place: the thin
     products then read copies of their few rows and columns, which a cached layout takes
     from each call's own Arrays."""
-    thresholds(pad_min_volume=2**62)
+    thresholds(pad_min_volume=2**62, peel_min_k=0)
     m, n, k = _shape(queue, 4)                            # rows of whole float4s
     _tuned(queue, (m - 4, n - 4, k))
     plan = clgemm.Plan(queue, m, n, k)
