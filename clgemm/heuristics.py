@@ -4,8 +4,9 @@ gemm() asks these questions of every product: pad the operands into whole tiles 
 read operands whose rows are not whole vectors where they lie or copy them, how many
 slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
-whether C's few rows and columns past whole tiles are computed apart (peel), and
-whether one row or column of C makes it a matrix-vector product (and in how many slices). Their thresholds, and the device Facts they come in, are clgemm.thresholds'.
+whether C's few rows and columns past whole tiles are computed apart (peel), and whether
+one row or column of C makes it a matrix-vector product (and in how many slices). Their
+thresholds, and the device Facts they come in, are clgemm.thresholds'.
 """
 
 from __future__ import annotations
