@@ -251,11 +251,13 @@ class GemmPlan:
         tm, tn, _ = heuristics.tile_of(self.kernel, self.params)
         return (self.tiles(m, n, k)[0] - spread[0]) * spread[1] * tm, tn
 
-    def peel(self, m: int, n: int, k: int) -> tuple[int, int] | None:
+    def peel(self, m: int, n: int, k: int, floats: bool = False,
+             guarded: bool = False) -> tuple[int, int] | None:
         """heuristics.peel at (m, n, k) with the resident groups the tuner recorded for these
         parameters (none for defaults: no peel), where the call leaves the slices of k to
-        the heuristics."""
-        if self.split_k != "auto":
+        the heuristics; never for the float-at-a-time build (`floats`: operands read where
+        they lie) nor a guarded launch (clgemm.guard)."""
+        if self.split_k != "auto" or floats or guarded:
             return None
         return heuristics.peel(self.kernel, self.params, (m, n, k), self.facts, self.resident,
                                self.tuned_split)
@@ -275,7 +277,7 @@ class GemmPlan:
         floats = any(copied) and self.reads_floats(m, n, k, copied)
         launched = self.launched(m, n, k, floats)
         guarded = guard and self.kernel.guarded
-        cut = None if guarded or floats else self.peel(m, n, k)
+        cut = self.peel(m, n, k, floats, guarded)
         if cut is not None:     # the main launch's decisions (layout.prepare)
             launched = (*cut, launched[2])
         return {"kernel": self.kernel.key, "params": dict(self.params),

@@ -185,7 +185,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     guarded = guard and plan.kernel.guarded
     # C's rows and columns past whole tiles as thin products of their own (heuristics.peel):
     # the main launch then covers (m1, n1) of them, at the operands' laid-out depth
-    cut = None if guarded or floats else plan.peel(rows, cols, k)
+    cut = plan.peel(rows, cols, k, floats, guarded)
     main = launched if cut is None else (*cut, kp)
 
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
@@ -352,10 +352,10 @@ class _Layout:
         depth = xm.rows if ta else xm.cols
         ins, outs, thin = [], [], []      # copies before and after the thin products
         if m1 < rows:
-            xs = self._part(xm, m1, rows - m1, depth, ta, ins)
+            xs = self._strip(xm, m1, rows - m1, depth, ta, ins)
             thin.append((rows - m1, cols, xs, ym, m1 * cm.ld))
         if n1 < cols:
-            ys = self._part(ym, n1, cols - n1, depth, not tb, ins)
+            ys = self._strip(ym, n1, cols - n1, depth, not tb, ins)
             thin.append((m1, cols - n1, xi, ys, n1))
         parts = []
         for r, c, xs, ys, at in thin:
@@ -363,14 +363,15 @@ class _Layout:
             if c_read:
                 ins.append((cm.buf, cm.ld, part.buf, part.ld, r, c, cm.offset + at, 0))
             outs.append((part.buf, part.ld, cm.buf, cm.ld, r, c, 0, cm.offset + at))
-            more, held = plan.at((r, c, depth)).bound(xs, ys, part, alpha, beta, a_kmajor=ta, b_nmajor=tb)
+            more, held = plan.at((r, c, depth)).bound(xs, ys, part, alpha, beta, a_kmajor=ta,
+                                                      b_nmajor=tb)
             parts += more
             scalars += held
         # (a caller's matrix here starts at its buffer's origin: offsets fixed with the layout)
         copies = [[step for step, _ in self._bind(blocks)] for blocks in (ins, outs)]
         return steps + copies[0] + parts + copies[1], scalars
 
-    def _part(self, m: Matrix, start: int, count: int, depth: int, across: bool,
+    def _strip(self, m: Matrix, start: int, count: int, depth: int, across: bool,
               copies: list) -> Matrix:
         """An aligned, zero-filled matrix for m's rows start.. (`across`: its columns; count
         of them, each `depth` long), and the copy that fills it, added to `copies`."""

@@ -109,7 +109,6 @@ def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, ke
     for _ in range(2):
         a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
         b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
-        a, b = (np.asfortranarray(x.T).T if t else x for x, t in ((a, ta), (b, tb)))
         c0 = rng.standard_normal((m, n)).astype(np.float32)
         host = np.full((m + 3, n + 5), 7.0, np.float32)
         host[1:m + 1, 2:n + 2] = c0
