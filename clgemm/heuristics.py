@@ -360,17 +360,18 @@ def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
          residents: Mapping[str, int] | None,
          tuned: tuple[Shape, int] | None = None) -> tuple[int, int] | None:
     """(m1, n1): C's rows and columns in whole tiles, launched alone, while the few rows
-    and columns past them (at most peel_max_share of a tile each way) are computed as thin
-    products of their own; None to launch the partial tiles with the others. Where one row
-    or column more starts a row or column of tiles, those tiles can start a wave of their
+    and columns past them (at most peel_max_share of a tile each way) are computed as
+    products of their own (one row or column as a matrix-vector launch). Where one row or
+    column more starts a row or column of tiles, those tiles can start a wave of their
     own: 4097^3 runs 33 x 33 tiles of 128 in 5 waves of 264 groups, 4096^3 32 x 32 in 4.
     Taken where wave_steps of the whole tiles beats that of the launch by peel_min_gain;
     the thin products (a pass over an operand each) are not counted, but cost about as
     much as a shallow wave saves: only products peel_min_k deep or more (on an H100, x0.96-
-    1.00 at 7 shapes 424 to 943 deep, x1.03-1.31 at 13 from 1173 to 8193). Only where
-    neither launch is cut into slices of k (`tuned`: the entry's measured count, as splits
-    takes it): on an H100 1025^3 ran x0.91 as fast with its 4 slices given up for an
-    unsplit 1024^3."""
+    1.00 at 7 shapes 424 to 943 deep, x1.03-1.31 at 13 from 1173 to 8193). Only where the
+    whole tiles' launch is not cut into slices of k (`tuned`: the entry's measured count,
+    as splits takes it); the launch it replaces may be: 1025^3's 4 slices gave way to an
+    unsplit 1024^3 at x0.91 the speed while the one row and column past it were thin
+    products of the same kernel, at x1.06 since they are matrix-vector launches (H100)."""
     if residents is None or kern.tail:
         return None
     m, n, k = shape
@@ -407,7 +408,14 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     """Of (kernel key, entry) pairs ranked nearest first (db.near, usable ones only), the
     one to launch at `shape`: entries whose tiles waste over tile_waste times the least are
     passed over (but one tuned at this very shape), then of those within near_within of the
-    nearest, one predicted faster than the nearest by wave_margin, else the nearest."""
+    nearest, one predicted faster than the nearest by wave_margin, else the nearest. The
+    nearest is predicted at the launch it would make, its whole tiles apart where `peel`
+    takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its 16 x 16 one:
+    it stays, where the 2240^3 entry had been taken); not knowing the operands' alignment,
+    as if the call read none of them a float at a time, where peel is not taken. The
+    others are not: on an H100, peeled entries taken over a nearer one ran x0.72-1.28 as
+    fast at 39 shapes, the worst a 32 x 128 entry at a wave of 4 groups a unit
+    (results/h100/README.md)."""
     from . import db
     if not candidates:
         return None
@@ -428,7 +436,9 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
         key, e = key_entry
         kn, split = kern(key), entry_split(e)
         ms = 2.0 * math.prod(e["shape"]) / e["gflops"] * 1e-6     # its measured time
-        return (ms * wave_steps(kn, e["params"], shape, f, e["resident"], split)
+        cut = peel(kn, e["params"], shape, f, e["resident"], split) if e is near[0][1] else None
+        at = shape if cut is None else (*cut, shape[2])
+        return (ms * wave_steps(kn, e["params"], at, f, e["resident"], split)
                 / wave_steps(kn, e["params"], e["shape"], f, e["resident"], split))
 
     times = [predicted(ke) for ke in near]

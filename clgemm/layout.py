@@ -337,12 +337,15 @@ class _Layout:
                c_read: bool) -> tuple[list, list[tuple]]:
         """plan.bound's steps for C in whole tiles, its first m1 rows and n1 columns (the same
         matrices taken smaller), then the rows past m1 (all n columns) and the columns past
-        n1 (m1 rows) as thin products of the same kernel at their own shapes (its tuned
-        entry there, split-K as it decides), each into a scratch matrix that is then copied
-        into C where those rows and columns lie (C read into it first where beta != 0).
-        The kernels take no offsets: the few rows of op(A) past m1 and columns of op(B) past
-        n1 are copied into aligned scratch of their own, after the main launch is enqueued,
-        so that the device starts on it while the host enqueues the rest."""
+        n1 (m1 rows) as products of their own. One row or column is a matrix-vector launch
+        that reads the operands and writes C where they lie (matvec.bound). More are thin
+        products of the same kernel at their own shapes (its tuned entry there, split-K as
+        it decides), each into a scratch matrix that is then copied into C where those rows
+        and columns lie (C read into it first where beta != 0); the kernels take no offsets,
+        so the few rows of op(A) past m1 and columns of op(B) past n1 are copied into
+        aligned scratch of their own. All of it is enqueued after the main launch, so that
+        the device starts on that while the host enqueues the rest."""
+        from . import matvec        # (matvec lays its own products out through this module)
         m1, n1 = cut
         rows, cols = cm.rows, cm.cols
         xi = replace(xm, cols=m1) if ta else replace(xm, rows=m1)
@@ -350,13 +353,29 @@ class _Layout:
         steps, scalars = plan.bound(xi, yi, replace(cm, rows=m1, cols=n1), alpha, beta,
                                     a_kmajor=ta, b_nmajor=tb)
         depth = xm.rows if ta else xm.cols
-        ins, outs, thin = [], [], []      # copies before and after the thin products
-        if m1 < rows:
+        ins, outs, thin, vectors = [], [], [], []    # copies before and after the thin products
+        if rows - m1 == 1:      # C's last row: op(A)'s last row times op(B)
+            row = (replace(xm, rows=depth, cols=1, offset=xm.offset + m1) if ta else
+                   replace(xm, rows=1, offset=xm.offset + m1 * xm.ld))
+            B = replace(ym, rows=cols) if tb else replace(ym, cols=cols)
+            vectors.append(("dot" if tb else "sweep", B, row,
+                            replace(cm, rows=1, offset=cm.offset + m1 * cm.ld)))
+        elif m1 < rows:
             xs = self._strip(xm, m1, rows - m1, depth, ta, ins)
             thin.append((rows - m1, cols, xs, ym, m1 * cm.ld))
-        if n1 < cols:
+        if cols - n1 == 1:      # C's last column above row m1: op(A)'s rows times op(B)'s last column
+            col = (replace(ym, rows=1, offset=ym.offset + n1 * ym.ld) if tb else
+                   replace(ym, rows=depth, cols=1, offset=ym.offset + n1))
+            vectors.append(("sweep" if ta else "dot", xi, col,
+                            replace(cm, rows=m1, cols=1, offset=cm.offset + n1)))
+        elif n1 < cols:
             ys = self._strip(ym, n1, cols - n1, depth, not tb, ins)
             thin.append((m1, cols - n1, xi, ys, n1))
+        for kind, X, v, y in vectors:
+            launch, _, _ = matvec.bound(self.queue, kind, X, v, y, alpha, beta, plan.facts,
+                                        self.allocator)
+            steps.append(launch)
+            scalars += [(launch, 2, "alpha"), (launch, 9, "beta")]
         parts = []
         for r, c, xs, ys, at in thin:
             part = self.empty(r, c, rounded(c, self.align))

@@ -227,28 +227,47 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     vec, mat = (opa, opb) if m == 1 else (opb, opa)
     kind = form(m, mat.transposed)
     X, v = mat.mem, vec.mem
-    R, L = X.rows, X.cols
-    operands.check_depth(R if kind == "sweep" else L)    # the form's k
-    vw = 4 if X.ld % 4 == 0 and X.offset % 4 == 0 else 1
-    incv = _stride(v)
-    contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
-    outputs = L if kind == "sweep" else R
+    operands.check_depth(X.rows if kind == "sweep" else X.cols)    # the form's k
     if bases is not None and len(bases) == 1 and kind not in bases:
         raise ValueError(f"kernel {FORMS[next(iter(bases))]} was named, but these operands "
                          f"take {FORMS[kind]}: the vector runs {'down' if kind == 'sweep' else 'along'} "
                          f"the rows of the matrix as it lies in memory")
-    base = (bases or {}).get(kind) or base_params(queue.device, kind, R, L)
-    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
-    s = shape.slices
-    operands.check_fits(queue.device, [(m, n)] + ([(s, outputs)] if s > 1 else []))
+    operands.check_fits(queue.device, [(m, n)])
     if c is None:
         y = out = operands.empty(queue, m, n, n, allocator)
     else:
         y, out = c.mem, None
     c_read = c is not None and beta != 0.0
+    main, s, params = bound(queue, kind, X, v, y, alpha, beta if c_read else 0.0, f,
+                            allocator, (bases or {}).get(kind), slices)
+    steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")]
+    offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1), (main, 11, 2, 1)]
+    # an offset is set per call only where the layout found one (its key has the class)
+    offsets = [o for o, x in zip(offsets, (X, v, y)) if x.offset]
+    return Prepared(steps, out if out is not None else y, False, s, scalars=scalars,
+                    c_read=c_read, offsets=offsets, params=params)
+
+
+def bound(queue: cl.CommandQueue, kind: str, X: Matrix, v: Matrix, y: Matrix, alpha: float,
+          beta: float, f: Facts, allocator: Callable[[int], object] | None = None,
+          base: Base | None = None, slices: int | None = None) -> tuple[build.Bound, int, dict]:
+    """(the bound launch, its slices of the depth, its parameters) of one form over X (R
+    rows of L floats) and the vector v (a one-row or one-column matrix) into y (likewise),
+    all where they lie: prepare's launch, and a peeled product's one row or column of C
+    (layout._Layout.peeled). beta == 0 never reads y. `base` as prepare's `bases` give it
+    (else base_params), `slices` as its tuner's split stage asks."""
+    R, L = X.rows, X.cols
+    vw = 4 if X.ld % 4 == 0 and X.offset % 4 == 0 else 1
+    incv = _stride(v)
+    contig = kind == "dot" and vw == 4 and incv == 1 and v.offset % 4 == 0
+    outputs = L if kind == "sweep" else R
+    base = base or base_params(queue.device, kind, R, L)
+    shape = launch_shape(kind, R, L, vw, f, queue.device.max_work_group_size, base, slices)
+    s = shape.slices
     if s == 1:    # the one-slice build reads neither (and y's buffer would be set each call)
         work = counts = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 4)
     else:
+        operands.check_fits(queue.device, [(s, outputs)])
         # the slices' rows, and the counts by which each group of outputs' last work-group
         # finds itself (kernels/matvec.cl, last_of_slices), zero between launches: a buffer
         # of this layout's own, which no pool can hand to anyone else
@@ -263,11 +282,6 @@ def prepare(queue: cl.CommandQueue, opa, opb, c, alpha: float, beta: float, f: F
     i32 = np.int32
     main = build.bind(queue, prg, "matvec_" + kind, shape.global_size, shape.local_size,
                       (i32(R), i32(L), np.float32(alpha), X.buf, i32(X.offset), i32(X.ld),
-                       v.buf, i32(v.offset), i32(incv), np.float32(beta if c_read else 0.0),
+                       v.buf, i32(v.offset), i32(incv), np.float32(beta),
                        y.buf, i32(y.offset), i32(_stride(y)), work, counts))
-    steps, scalars = [main], [(main, 2, "alpha"), (main, 9, "beta")]
-    offsets = [(main, 4, mat.port, 1), (main, 7, vec.port, 1), (main, 11, 2, 1)]
-    # an offset is set per call only where the layout found one (its key has the class)
-    offsets = [o for o, x in zip(offsets, (X, v, y)) if x.offset]
-    return Prepared(steps, out if out is not None else y, False, s, scalars=scalars,
-                    c_read=c_read, offsets=offsets, params=dict(shape.params))
+    return main, s, dict(shape.params)

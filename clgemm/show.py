@@ -234,7 +234,7 @@ def run_lines(r: dict, kernel, emulated: bool, split_k: int | str, no_check: boo
     steps += ", A and B read a float at a time" if r.get("floats") else ""
     if r.get("peel"):
         steps += (f", C's first {r['peel'][0]} rows and {r['peel'][1]} columns in whole tiles,"
-                  f" the rest as thin products")
+                  f" the rest apart")
     runs = f"{r['repeat']} run{'s' if r['repeat'] != 1 else ''}"
     out.append(f"time     median {r['ms_median']:.4f} ms  min {r['ms_min']:.4f}  "
                f"max {r['ms_max']:.4f}  ({runs} after a warm-up{steps}, profiling events)")

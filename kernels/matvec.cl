@@ -12,7 +12,8 @@
 //   sweep: y[l] = alpha * sum_r v[r] * X[r][l] + beta * y[l]   (v runs down the rows)
 //   dot:   y[r] = alpha * sum_l X[r][l] * v[l] + beta * y[r]   (v runs along each row)
 // gemm()'s cases: m = 1 is y = a.B, sweep over B (K x N) or dot over B stored N x K; n = 1
-// is y = A.b, dot over A (M x K) or sweep over A stored K x M. No operand is copied.
+// is y = A.b, dot over A (M x K) or sweep over A stored K x M. No operand is copied. A
+// peeled product's one row or column of C past whole tiles (clgemm/layout.py) runs here too.
 // With S slices (dimension 2 of the grid), slice s's sums go to row s of a workspace W (n
 // floats a row, n the outputs), and the work-group that finishes last among the S of its
 // outputs adds the rows in slice order into y (last_of_slices): one launch, where a second

@@ -41,10 +41,36 @@ def test_peel_rule():
     assert peel((4097, 4097, 4097), facts=Facts(132, thresholds=dict(DEFAULTS,
                                                                      peel_max_share=0))) is None
     assert peel((129, 129, 8192)) is None               # 4 groups for 132 units: split-K
+    # 1025^3 at 1024^3's entry: 17 x 9 tiles of 64 x 128 run in 4 slices of k; its 16 x 8
+    # whole tiles would run unsplit in one wave, but a launch in slices is not peeled
+    p84, three = dict(H200_POINT, TSM=64, TSK=16, WPTM=8, WPTN=4), {"checked": 2, "exact": 3}
+    assert heuristics.splits(k5, p84, (1025,) * 3, f) == 4
+    assert heuristics.peel(k5, p84, (1025,) * 3, f, three, ((1024,) * 3, 1)) is None
     assert peel((4097, 4097, 4097), tuned=((4096, 4096, 4096), 2)) is None   # a tuned count
     assert heuristics.peel(kernels.get("8"), dict(kernels.get("8").defaults), (4097, 4097, 4097),
                            f, TWO) is None              # a kernel with its own last-wave spread
 
+
+
+def test_an_entry_is_predicted_at_its_peeled_launch():
+    """At 2049^3 the 2048^3 entry (128 x 128 tiles, two groups a unit), the nearest, runs
+    17 x 17 = 289 groups, two waves of 264, where its 16 x 16 whole tiles take one; the
+    2240^3 entry (64 x 128 tiles, three a unit) takes two waves of 396 either way. Predicted
+    unpeeled (0.709 ms against 0.502), the farther entry wins; predicted at the launch the
+    call makes, its whole tiles apart (0.355 ms), the nearest stays. Ranked the other way
+    round, the 2240^3 entry first, it stays: a farther entry's peel is not counted."""
+    near = dict(shape=(2048,) * 3, params=H200_POINT, gflops=48537.3, resident=TWO, splits=1)
+    far = dict(shape=(2240,) * 3, gflops=41259.5, resident={"checked": 3, "exact": 3},
+               params=dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0))
+    ranked = [("5", near), ("5", far)]
+    shape = (2049, 2049, 2049)
+    assert heuristics.choose_entry(ranked, "5", shape, Facts(132))[1] is near
+    unpeeled = Facts(132, thresholds=dict(DEFAULTS, peel_max_share=0))
+    assert heuristics.choose_entry(ranked, "5", shape, unpeeled)[1] is far
+    # where neither peels (k under peel_min_k), the farther entry as before
+    assert heuristics.choose_entry(ranked, "5", (2049, 2049, 1000), Facts(132))[1] is far
+    # only the nearest is predicted peeled: an entry farther away is not taken for its peel
+    assert heuristics.choose_entry(ranked[::-1], "5", shape, Facts(132))[1] is far
 
 def _shape(queue, rest=1):
     """A product whose whole 32 x 32 tiles are 4 waves of one group a compute unit (U x 4
@@ -88,24 +114,29 @@ def test_gemm_peels_where_the_rule_says(queue, rng, thresholds, rest):
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kernel,params", [("5", P5), ("6", dict(P5, WIDTH=2))])
 @pytest.mark.parametrize("pad", ["yes", "auto"])
+@pytest.mark.parametrize("rest", [1, 2])
 def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, kernel, params,
-                                              pad):
-    """A peeled product with beta != 0 (C's rows and columns past the tiles read into the
-    thin products' scratch first), operands Fortran-ordered and read as they lie or
-    transposed, A laid out K-major first, padded or aligned copies: each call's own c is
-    written, and nothing past it."""
+                                              pad, rest):
+    """A peeled product with beta != 0 (C's one row and column past the tiles read and
+    written where they lie by matrix-vector launches; two read into the thin products'
+    scratch first), operands Fortran-ordered and read as they lie or transposed, A laid
+    out K-major first, padded or aligned copies: each call's own c is written, and
+    nothing past it."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
                kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0)
-    m, n, k = _shape(queue, 2)
-    db.record_best(queue.device, kernel, m - 2, n - 2, k, params, 100.0,
+    m, n, k = _shape(queue, rest)
+    db.record_best(queue.device, kernel, m - rest, n - rest, k, params, 100.0,
                    {"resident": {"checked": 1, "exact": 1}})
     plan = clgemm.Plan(queue, m, n, k, trans_a=ta, trans_b=tb, kernel=kernel, pad=pad,
                        transposed_by="kernel")
-    assert plan.describe()["peel"] == (m - 2, n - 2)
+    assert plan.describe()["peel"] == (m - rest, n - rest)
     from clgemm.layout import prepare
     ops = [cla.to_device(queue, np.zeros(s, np.float32, order="F" if t else "C"))
            for s, t in (((m, k), ta), ((k, n), tb))]
-    assert prepare(plan.launch, *ops, None, 1.0, 0.0).peel == (m - 2, n - 2)   # as laid out
+    prep = prepare(plan.launch, *ops, None, 1.0, 0.0)
+    assert prep.peel == (m - rest, n - rest)                                   # as laid out
+    names = [s.knl.function_name for s in prep.steps if hasattr(s, "knl")]
+    assert sum(name.startswith("matvec") for name in names) == (2 if rest == 1 else 0)
     for _ in range(2):
         a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
         b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
@@ -127,15 +158,18 @@ def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, ke
         np.testing.assert_allclose(plan(a, b), product, rtol=1e-4, atol=1e-4)   # numpy in and out
 
 
-def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds):
+@pytest.mark.parametrize("rows", [4, 1])
+def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds, rows):
     """Operands whose rows are whole vectors, not padded, are read in place: the thin
-    products then read copies of their few rows and columns, which a cached layout takes
-    from each call's own Arrays."""
+    products then read copies of their few rows and columns, and C's one row past the
+    tiles a matrix-vector launch reads from A and B where they lie, which a cached layout
+    takes from each call's own Arrays."""
     thresholds(pad_min_volume=2**62, peel_min_k=0)
     m, n, k = _shape(queue, 4)                            # rows of whole float4s
-    _tuned(queue, (m - 4, n - 4, k))
+    m += rows - 4
+    _tuned(queue, (m - rows, n - 4, k))
     plan = clgemm.Plan(queue, m, n, k)
-    assert plan.describe()["peel"] == (m - 4, n - 4) and not plan.describe()["padded"]
+    assert plan.describe()["peel"] == (m - rows, n - 4) and not plan.describe()["padded"]
     for _ in range(3):
         a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
         out = plan(cla.to_device(queue, a), cla.to_device(queue, b)).get()
