@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -97,6 +98,21 @@ def check_split_k(split_k: object) -> None:
                               or not isinstance(split_k, numbers.Integral) or split_k < 1):
         raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
 
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """A product's launch decisions (GemmPlan.decide): layout.prepare lays the product out
+    by them and Plan.describe reports them, so that the two cannot disagree."""
+    floats: bool                 # A and B read where they lie, a float at a time
+    padded: bool                 # A and B copied into zero-padded whole tiles
+    launched: tuple[int, int, int]   # the shape the launches cover (whole tiles if padded)
+    peel: tuple[int, int] | None     # (m1, n1): C's rows and columns past them apart
+    main: tuple[int, int, int]   # the main launch's shape: `launched`, or its whole tiles
+    splits: int                  # slices of k of the main launch
+    tail: tuple[int, int] | None     # its spread last wave (tail_split)
+    columns_first: bool          # its tiles taken down columns
+    guarded: bool                # a tensor-core kernel between a scan and a fallback
 
 class Workspace:
     """Split-K's buffer of partial sums, grown on demand. Plans that launch on one in-order
@@ -268,26 +284,35 @@ class GemmPlan:
     def columns_first(self, m: int, n: int, k: int) -> bool:
         return heuristics.columns_first(self.kernel, self.params, (m, n, k), self.facts)
 
+    def decide(self, m: int, n: int, k: int, copied: tuple[bool, bool],
+               guard: bool = False) -> Decisions:
+        """The launch decisions for an m x n x k product whose left and right operands
+        (`copied`) have rows that are not whole vectors and lie where the kernel would
+        read them: the float-at-a-time build or copies, padding, C's edges apart, and the
+        main launch's slices of k, spread last wave and order of tiles. With `guard`, a
+        guarded kernel (7) runs guarded, and nothing is peeled."""
+        floats = any(copied) and self.reads_floats(m, n, k, copied)
+        launched = self.launched(m, n, k, floats)
+        guarded = guard and self.kernel.guarded
+        cut = self.peel(m, n, k, floats, guarded)
+        main = launched if cut is None else (*cut, launched[2])
+        return Decisions(floats, launched != (m, n, k), launched, cut, main,
+                         self.splits(*main), self.tail(*main), self.columns_first(*main),
+                         guarded)
+
     def describe(self, m: int, n: int, k: int, guard: bool) -> dict:
         """What a product of this shape launches with row-major operands: the kernel, its
         parameters and where they came from, and the launch decisions (Plan.describe)."""
         kmajor = bool(self.reads[0] and self.kmajor_a(m, n, k))
         # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
-        copied = (bool(k % self.align and not kmajor), bool(n % self.align))
-        floats = any(copied) and self.reads_floats(m, n, k, copied)
-        launched = self.launched(m, n, k, floats)
-        guarded = guard and self.kernel.guarded
-        cut = self.peel(m, n, k, floats, guarded)
-        if cut is not None:     # the main launch's decisions (layout.prepare)
-            launched = (*cut, launched[2])
+        d = self.decide(m, n, k, (bool(k % self.align and not kmajor), bool(n % self.align)),
+                        guard)
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
-                "splits": self.splits(*launched), "padded": self.pads(m, n, k, floats),
-                "floats": floats, "tail": self.tail(*launched),
-                "a_kmajor": kmajor,
-                "columns_first": self.columns_first(*launched),
-                "peel": cut, "guarded": guarded}
+                "splits": d.splits, "padded": d.padded, "floats": d.floats, "tail": d.tail,
+                "a_kmajor": kmajor, "columns_first": d.columns_first, "peel": d.peel,
+                "guarded": d.guarded}
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)

@@ -177,16 +177,13 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                    and not v.mem.whole_vectors(al)
                    for v, lies in ((x, not kmajor and (rx or not is_transposed(x))),
                                    (y, ry or not is_transposed(y))))
-    floats = any(copied) and plan.reads_floats(rows, cols, k, copied)
-    launched = plan.launched(rows, cols, k, floats)
-    mp, np_, kp = launched
-    pads = launched != (rows, cols, k)
+    # ... and the rest of the launch decisions (GemmPlan.decide): padding, C's rows and
+    # columns past whole tiles as thin products of their own (heuristics.peel: the main
+    # launch then covers (m1, n1) of them, at the operands' laid-out depth), slices of k
+    d = plan.decide(rows, cols, k, copied, guard)
+    floats, pads, cut, main, guarded = d.floats, d.padded, d.peel, d.main, d.guarded
+    mp, np_, kp = d.launched
     padded = [(mp, kp), (kp, np_)] if pads else []
-    guarded = guard and plan.kernel.guarded
-    # C's rows and columns past whole tiles as thin products of their own (heuristics.peel):
-    # the main launch then covers (m1, n1) of them, at the operands' laid-out depth
-    cut = plan.peel(rows, cols, k, floats, guarded)
-    main = launched if cut is None else (*cut, kp)
 
     mats = [(x, (rows, rounded(k, al))), (y, (k, rounded(cols, al))), (target, (rows, rounded(cols, al)))]
     # the matrices a device transpose re-lays out
@@ -195,9 +192,8 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     relaid += [(k, rounded(rows, al))] if kmajor else []
     # every matrix, plus the copy a transposed one is read into first, padded copies and
     # split-K's partial sums
-    slices = plan.splits(*main)
+    slices, spread = d.splits, d.tail
     partial = [(slices * rows, rounded(cols, heuristics.SPLIT_ROW))] if slices > 1 else []
-    spread = plan.tail(*main)
     partial += [plan.tail_sums(*main, spread)] if spread is not None else []
     operands.check_fits(queue.device, [shape for _, shape in mats] + padded + relaid + partial)
     # C is read and written where it lies when it is a row-major device matrix at the origin
@@ -242,7 +238,7 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
     read = tuple(name for name, t in zip("BA" if swap else "AB", (ta and not kmajor, tb)) if t)
     return Prepared(lay.steps, cm, swap, slices, read, kmajor, pads,
                     scalars, c_needed, lay.offsets, scanned, spread,
-                    columns_first=plan.columns_first(*main), floats=floats, peel=cut)
+                    columns_first=d.columns_first, floats=floats, peel=cut)
 
 
 def as_view(x, port: int, align: int):

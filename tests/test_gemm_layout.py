@@ -611,3 +611,29 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
                               ((2047, 2047, 1023), False), ((4096, 2047, 255), True)):
         assert clgemm.Plan(queue, m, n, k, kernel="5", params=heavy).describe()["floats"] \
             is floats, (m, n, k)
+
+
+@pytest.mark.parametrize("shape,items,taken", [
+    ((37, 53, 27), {}, "floats"),                           # read a float at a time
+    ((37, 53, 29), dict(unaligned_max_volume=0, unaligned_light_volume=0,
+                        unaligned_heavy_volume=0, pad_min_volume=0, pad_min_k=0,
+                        pad_min_mn=0, pad_waste=8), "padded"),
+    ((64, 64, 64), dict(kmajor_min_n=0, kmajor_min_volume=0), "a_kmajor"),
+    ((2, 32, 4096), {}, "splits"),
+    ((64, 256, 40), dict(columns_min_tiles=1), "columns_first"),
+])
+def test_describe_reports_the_launch_prepare_lays_out(queue, thresholds, shape, items, taken):
+    """Plan.describe and layout.prepare take their decisions from one function
+    (GemmPlan.decide): for dense row-major device operands, what describe() reports is
+    what prepare lays out (the peeled case: tests/test_peel.py)."""
+    thresholds(**items)
+    m, n, k = shape
+    plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5)
+    ops = [cla.to_device(queue, np.zeros(s, np.float32)) for s in ((m, k), (k, n))]
+    prep = sys.modules["clgemm.gemm"].prepare(plan.launch, *ops, None, 1.0, 0.0)
+    d = plan.describe()
+    assert (d["splits"], d["padded"], d["floats"], d["tail"], d["a_kmajor"],
+            d["columns_first"], d["peel"]) == (prep.splits, prep.padded, prep.floats,
+                                               prep.tail, prep.kmajor, prep.columns_first,
+                                               prep.peel)
+    assert (d["splits"] > 1 if taken == "splits" else d[taken]), d    # each case's decision
