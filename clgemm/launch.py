@@ -99,7 +99,6 @@ def check_split_k(split_k: object) -> None:
         raise ValueError(f"split_k must be \"auto\" or an integer >= 1, not {split_k!r}")
 
 
-
 @dataclass(frozen=True)
 class Decisions:
     """A product's launch decisions (GemmPlan.decide): layout.prepare lays the product out
@@ -113,6 +112,7 @@ class Decisions:
     tail: tuple[int, int] | None     # its spread last wave (tail_split)
     columns_first: bool          # its tiles taken down columns
     guarded: bool                # a tensor-core kernel between a scan and a fallback
+
 
 class Workspace:
     """Split-K's buffer of partial sums, grown on demand. Plans that launch on one in-order
