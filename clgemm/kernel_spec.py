@@ -101,6 +101,8 @@ class Kernel:
     # the kernel whose parameters mean the same here (6 is 5 with another epilogue): the
     # tuner starts each from the other's winners too
     same_params_as: str | None = None
+    # has the KG build: k cut into slices within a work-group (heuristics.group_slices)
+    group_slices: bool = False
     _by_name: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -73,6 +73,7 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
 
 
 _chosen: dict[tuple, tuple[str, dict] | None] = {}
+_group_fit: dict[tuple, bool] = {}       # GemmPlan._group_fits, per device and configuration
 
 
 def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
@@ -112,6 +113,7 @@ class Decisions:
     tail: tuple[int, int] | None     # its spread last wave (tail_split)
     columns_first: bool          # its tiles taken down columns
     guarded: bool                # a tensor-core kernel between a scan and a fallback
+    group_slices: int = 1        # slices of k within each of its work-groups (KG)
 
 
 class Workspace:
@@ -278,6 +280,38 @@ class GemmPlan:
         return heuristics.peel(self.kernel, self.params, (m, n, k), self.facts, self.resident,
                                self.tuned_split)
 
+    def groups(self, m: int, n: int, k: int, slices: int | None = None,
+               floats: bool = False) -> int:
+        """Slices of k within each work-group (heuristics.group_slices) of the launch at
+        (m, n, k) in `slices` slices of k (default: splits()), `floats` for the
+        float-at-a-time build, halved until the larger group fits the device; 1 where the
+        launch spreads its last wave (tail)."""
+        s = self.splits(m, n, k) if slices is None else slices
+        if s == 1 and self.tail(m, n, k) is not None:
+            return 1
+        kg = heuristics.group_slices(self.kernel, self.params, (m, n, k), self.facts, s, floats)
+        while kg > 1 and not self._group_fits(kg):
+            kg //= 2
+        return kg
+
+    def _group_fits(self, kg: int) -> bool:
+        """Whether KG sets of this configuration's work-items fit one work-group here: its
+        work-items, its local memory (KG tiles' buffers and the sums' scratch, as the
+        kernel's header counts them) and, on NVIDIA, the KG build's registers."""
+        dev = self.queue.device
+        key = (dev.int_ptr, self.kernel.key, tuple(sorted(self.params.items())), kg)
+        if key not in _group_fit:
+            (lx, ly), (tm, tn) = self.local, self.kernel.geometry.tile(self.params)
+            need = kg * self.kernel.geometry.local_bytes(self.params) + 4 * tm * tn
+            stack = kg * self.kernel.geometry.stack_bytes(self.params)
+            bad = devmod.launch_violations(dev, lx, ly * kg, need, stack)
+            if not bad:
+                fp = build.footprint(self.queue.context, self.kernel, self.params,
+                                     (f"-DKG={kg}",))
+                bad = devmod.launch_violations(dev, lx, ly * kg, need, stack, fp)
+            _group_fit[key] = not bad
+        return _group_fit[key]
+
     def kmajor_a(self, m: int, n: int, k: int) -> bool:
         return heuristics.kmajor_a(self.kernel, (m, n, k), self.facts, self.transposed_by)
 
@@ -296,9 +330,10 @@ class GemmPlan:
         guarded = guard and self.kernel.guarded
         cut = self.peel(m, n, k, floats, guarded)
         main = launched if cut is None else (*cut, launched[2])
-        return Decisions(floats, launched != (m, n, k), launched, cut, main,
-                         self.splits(*main), self.tail(*main), self.columns_first(*main),
-                         guarded)
+        splits = self.splits(*main)
+        return Decisions(floats, launched != (m, n, k), launched, cut, main, splits,
+                         self.tail(*main), self.columns_first(*main), guarded,
+                         self.groups(*main, splits, floats))
 
     def describe(self, m: int, n: int, k: int, guard: bool) -> dict:
         """What a product of this shape launches with row-major operands: the kernel, its
@@ -312,7 +347,7 @@ class GemmPlan:
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
                 "splits": d.splits, "padded": d.padded, "floats": d.floats, "tail": d.tail,
                 "a_kmajor": kmajor, "columns_first": d.columns_first, "peel": d.peel,
-                "guarded": d.guarded}
+                "guarded": d.guarded, "group_slices": d.group_slices}
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)
@@ -349,11 +384,14 @@ class GemmPlan:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads operands "
                              f"whose rows are whole vectors only")
         loads = self.loads(m, n, k, floats)
-        split = self.splits(m, n, k, split_k) > 1
+        s = self.splits(m, n, k, split_k)
+        split = s > 1
         spread = not split and self.tail(m, n, k) is not None
+        kg = 1 if spread else self.groups(m, n, k, s, floats)
         layout = (a_kmajor, b_nmajor, split, c_unaligned,
                   self.columns_first(m, n, k) if columns_first is None else columns_first)
-        key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ())
+        key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
+            + ((("kg", kg),) if kg > 1 else ())
         if key not in self._programs:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
@@ -363,6 +401,7 @@ class GemmPlan:
                                          "-DC_UNALIGNED", "-DCOLUMNS_FIRST"), layout) if on]
             opts += ["-DTAIL"] if spread else []
             opts += [f"-DGUARD={guard}"] if guard else []
+            opts += [f"-DKG={kg}"] if kg > 1 else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
                                                 tuple(opts))
         return self._programs[key]
@@ -404,7 +443,8 @@ class GemmPlan:
         out, ab = ((c.buf, (alpha, beta)) if s == 1
                    else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)
-        gemm = build.bind(q, prg, "gemm", (gx, gy, s), self.local + (1,),
+        kg = self.groups(m, n, k, s, floats)      # KG sets of work-items along dimension 1
+        gemm = build.bind(q, prg, "gemm", (gx, gy * kg, s), (self.local[0], self.local[1] * kg, 1),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
                            np.int32(ld)) + guarded)

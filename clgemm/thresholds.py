@@ -126,6 +126,24 @@ DEFAULTS: dict[str, float] = {
     "unaligned_heavy_block": 128,
     "unaligned_heavy_volume": 2**31,
     "unaligned_heavy_share": 1 / 2048,
+    # cut k into up to group_slices_max (1: never) slices within each work-group (kernel
+    # 5's KG build: more warps a compute unit for one tile, the slices' sums added in local
+    # memory, no second launch) where the launch is unsplit with at most
+    # group_slices_fill work-groups a compute unit, each slice at least
+    # group_slices_min_steps tile steps deep, in groups of at most group_slices_items
+    # work-items (group_slices_float_items for the float-at-a-time build with blocks of at
+    # most group_slices_float_block sums), where the larger group fits the device
+    # (GemmPlan.groups). H100, whole calls, 2 slices against none: 512^3 (64x32 tiles, 128
+    # items) x1.05, 999^3 and 1023^3 (64x128, 8x4, 256 items, floats) x1.08 and x1.10, 46
+    # drawn shapes where the rule takes slices x1.11 geomean (x0.93-1.31); 1024^3's vector
+    # loads in 512 items x0.88, two groups a unit x0.87-0.92, 58x2454x262 (16x4, floats,
+    # 512 items) x0.84 (docs/levers.md)
+    "group_slices_max": 2,
+    "group_slices_fill": 1.0,
+    "group_slices_min_steps": 8,
+    "group_slices_items": 256,
+    "group_slices_float_items": 512,
+    "group_slices_float_block": 32,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -159,6 +177,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "unaligned_light_items": (0, _INF), "unaligned_light_volume": (0, _INF),
     "unaligned_heavy_block": (1, _INF), "unaligned_heavy_volume": (0, _INF),
     "unaligned_heavy_share": (0, _INF),
+    "group_slices_max": (1, 4), "group_slices_fill": (0, _INF),
+    "group_slices_min_steps": (1, _INF), "group_slices_items": (1, _INF),
+    "group_slices_float_items": (1, _INF), "group_slices_float_block": (1, _INF),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 

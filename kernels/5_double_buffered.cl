@@ -9,7 +9,7 @@
 //
 // Parameters: TSM, TSN, TSK, WPTM, WPTN, WIDTH, PAD (as kernel 4).
 // Constraints: as kernel 4, with twice the local memory:
-// 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes.
+// 2*(TSK*(TSM + PAD*WIDTH) + TSK*TSN)*4 bytes (KG times that, and TSM*TSN*4 more, with KG).
 // Edges: any M, N, K >= 1, handled as in kernel 4.
 // Builds the host picks per launch (not tuning parameters):
 // - EXACT (common.cl): whole tiles, no bounds checks on the tile loads.
@@ -32,6 +32,14 @@
 //   1501x1501x401 (16x4), and x1.11 at 1023^3 (8x4): taken for products of at most 2^29
 //   multiply-adds, or 2^31 with at most 32 sums a work-item in groups of 256 or more
 //   (heuristics.reads_floats, results/h100/README.md).
+// - KG=2 or 4: k cut into KG slices within the work-group. KG sets of NT work-items (along
+//   dimension 1) each multiply the group's tile over their own slice of k, with their own
+//   buffers, and hand their sums to the first set through local memory at the end: a
+//   launch of about one group a compute unit keeps KG times the warps at work, without
+//   split-K's workspace and second launch (heuristics.group_slices). On an H100, whole
+//   calls: x1.05-1.07 at 512^3 (128 work-items), x1.08-1.10 at 999^3 and 1023^3 (256, the
+//   float loads); 1024^3's vector loads in 512 work-items x0.88, so not taken there
+//   (results/h100/README.md).
 // - COLUMNS_FIRST: tiles taken down each column of tiles, not along each row, on grids of
 //   many tiles no taller than wide (heuristics.columns_first): +0.3-1.2% on the H200 at
 //   4096^3, 4000^3, 8192^3 and 7919x7919x769, -0.7% and -1.1% on taller grids
@@ -63,6 +71,9 @@
 #ifndef PAD
 #define PAD 0
 #endif
+#ifndef KG
+#define KG 1
+#endif
 
 #include "common.cl"
 
@@ -73,14 +84,20 @@
 #define LPTA (TSM * TSK / WIDTH / NT)   // A vectors each work-item loads per tile
 #define LPTB (TSK * TSN / WIDTH / NT)   // B vectors each work-item loads per tile
 
-__kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
+__kernel __attribute__((reqd_work_group_size(RTSN, RTSM * KG, 1)))
 void gemm(const int M, const int N, const int K, const float alpha,
           const __global floatW* restrict A, const int lda,
           const __global floatW* restrict B, const int ldb,
           const float beta, __global floatW* C, const int ldc GUARD_ARGS) {
     GUARD_RETURN
     const int tx = get_local_id(0);
+#if KG > 1
+    // dimension 1 holds KG sets of RTSM rows of work-items: set kz = slice kz of k
+    const int kz = get_local_id(1) / RTSM;
+    const int ty = get_local_id(1) % RTSM;
+#else
     const int ty = get_local_id(1);
+#endif
     const int tid = ty * RTSN + tx;
 #ifdef COLUMNS_FIRST
     // Groups start in the order of their linear id g = y * groups_x + x, along rows of
@@ -98,18 +115,40 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // last slice may end early, at K); its output is slice z of C.
     const int z = get_group_id(2), slices = get_num_groups(2);
     const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
-    const int k0 = z * per * TSK, kend = min(K, k0 + per * TSK);
+    const int kg0 = z * per * TSK, kgend = min(K, kg0 + per * TSK);
     C += (size_t)z * M * (ldc / WIDTH);
 #else
-    const int k0 = 0, kend = K;
+    const int kg0 = 0, kgend = K;
+#endif
+#if KG > 1
+    // The group's range [kg0, kgend) in KG slices of `kper` whole tiles, counted from the
+    // end of k where AB_UNALIGNED takes its one partial tile first (below): slice kz is
+    // [k0, kend), perhaps empty; every set runs `kper` steps, so that all reach each barrier.
+    const int gtiles = (kgend - kg0 + TSK - 1) / TSK, kper = (gtiles + KG - 1) / KG;
+#ifdef AB_UNALIGNED
+    const int kbase = kgend - gtiles * TSK;
+#else
+    const int kbase = kg0;
+#endif
+    const int k0 = max(kg0, kbase + kz * kper * TSK);
+    const int kend = max(k0, min(kgend, kbase + (kz + 1) * kper * TSK));
+#else
+    const int k0 = kg0, kend = kgend;
 #endif
     // Leading dimensions and extents counted in vectors.
     const int ldav = lda / WIDTH, ldbv = ldb / WIDTH;
     const int Kv = (kend + WIDTH - 1) / WIDTH, Nv = (N + WIDTH - 1) / WIDTH;
     const int Mv = (M + WIDTH - 1) / WIDTH;
 
+#if KG > 1
+    __local floatW Asub_sets[KG][2][TSK][TSMV];    // each set's own two buffers
+    __local floatW Bsub_sets[KG][2][TSK][TSN / WIDTH];
+    __local floatW (*Asub)[TSK][TSMV] = Asub_sets[kz];
+    __local floatW (*Bsub)[TSK][TSN / WIDTH] = Bsub_sets[kz];
+#else
     __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
     __local floatW Bsub[2][TSK][TSN / WIDTH];
+#endif
 
     float acc[WPTM][WPTN];
     #pragma unroll
@@ -254,16 +293,27 @@ void gemm(const int M, const int N, const int K, const float alpha,
     #define KSTART k0
 #endif
 
+#if KG > 1
+    // an empty slice loads nothing (an EXACT build would read past k) and multiplies nothing
+    const int tiles = (kend - k0 + TSK - 1) / TSK;
+    if (tiles > 0) { LOAD_FIRST(KSTART); STORE_TILE(0); }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int tile = 0; tile < kper; tile++) {
+#else
     LOAD_FIRST(KSTART);
     STORE_TILE(0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const int tiles = (kend - k0 + TSK - 1) / TSK;
     for (int tile = 0; tile < tiles; tile++) {
+#endif
         const int buf = tile & 1;
         const bool more = tile + 1 < tiles;
         if (more) { LOAD_TILE(KSTART + (tile + 1) * TSK); }
 
+#if KG > 1
+        if (tile < tiles)
+#endif
         #pragma unroll
         for (int k = 0; k < TSK; k++) {
             float a[WPTM], b[WPTN];
@@ -281,6 +331,29 @@ void gemm(const int M, const int N, const int K, const float alpha,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+#if KG > 1
+    // Sets 1..KG-1 add their sums into set 0's, one set at a time through a TSM x TSN
+    // scratch: sum (i, j) of work-item tid at red[i][j][tid], so that a warp's 32 stores
+    // or loads of one sum are 32 consecutive floats. Set 0 then writes C alone.
+    __local float red[WPTM][WPTN][NT];
+    for (int s = 1; s < KG; s++) {
+        if (kz == s) {
+            #pragma unroll
+            for (int i = 0; i < WPTM; i++)
+                #pragma unroll
+                for (int j = 0; j < WPTN; j++) red[i][j][tid] = acc[i][j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (kz == 0) {
+            #pragma unroll
+            for (int i = 0; i < WPTM; i++)
+                #pragma unroll
+                for (int j = 0; j < WPTN; j++) acc[i][j] += red[i][j][tid];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (kz != 0) return;
+#endif
     const bool full = m0 + TSM <= M && n0 + TSN <= N;
 #ifdef WRITE_C
     WRITE_C     // kernel 6 substitutes its own write-back of C here

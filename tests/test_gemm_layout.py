@@ -516,10 +516,13 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
     buffers, nothing is padded, and its result is bit for bit that of the aligned copies
     the layout makes with unaligned_max_volume 0, for each of A and B read as given or
     transposed, with split-K, and with beta; for small and large register blocks (which
-    take the floats in different orders)."""
+    take the floats in different orders). k is not cut within work-groups: the float build
+    takes slices there in groups that the vector build keeps whole (group_slices_items),
+    which sums in another order."""
     gemm_mod = sys.modules["clgemm.gemm"]
     params = FLOAT_POINTS[point]
-    thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0)    # padding would copy otherwise
+    thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0,    # padding would copy otherwise
+               group_slices_max=1)
     c0 = rand(rng, m, n)
     for ta, tb, split, beta in ((False, False, 1, 0.0), (True, True, 1, 0.5),
                                 (False, True, 3, 0.0), (True, False, 3, 0.5)):
