@@ -160,6 +160,11 @@ def test_gemm_kernel_is_clean(key):
                    GEMM_SHAPES[0], {"device": True, "trans": t,
                                     "thresholds": {"unaligned_max_volume": 10**18}})
                   for t in ((False, False), (True, True))]
+    if kern.group_slices:   # k in slices within each group (KG), the sums added in local memory
+        kg = {"group_slices_max": 4, "group_slices_fill": 1e9, "group_slices_min_steps": 1,
+               "group_slices_items": 1e9, "group_slices_float_items": 1e9}
+        cases += [("gemm", key, SMALL[key][0], s, {"thresholds": kg})
+                  for s in (GEMM_SHAPES[0], EXACT_SHAPE, CLAMP_SHAPE)]
     if kern.guarded:        # an Inf: the scan flags it, the kernel returns, kernel 5 computes
         cases += [("gemm", key, SMALL[key][0], GEMM_SHAPES[1], {"inf": True})]   # k >= 48
     rc, out, err = simulate(cases)
