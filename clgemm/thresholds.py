@@ -134,8 +134,8 @@ DEFAULTS: dict[str, float] = {
     # work-items (group_slices_float_items for the float-at-a-time build with blocks of at
     # most group_slices_float_block sums), where the larger group fits the device
     # (GemmPlan.groups). H100, whole calls, 2 slices against none: 512^3 (64x32 tiles, 128
-    # items) x1.05, 999^3 and 1023^3 (64x128, 8x4, 256 items, floats) x1.08 and x1.10, 46
-    # drawn shapes where the rule takes slices x1.11 geomean (x0.93-1.31); 1024^3's vector
+    # items) x1.05, 999^3 and 1023^3 (64x128, 8x4, 256 items, floats) x1.08 and x1.10, 66
+    # drawn shapes where the rule takes slices x1.12 geomean (x0.93-1.31); 1024^3's vector
     # loads in 512 items x0.88, two groups a unit x0.87-0.92, 58x2454x262 (16x4, floats,
     # 512 items) x0.84 (docs/levers.md)
     "group_slices_max": 2,
