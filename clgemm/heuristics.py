@@ -171,8 +171,8 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
 def group_slices(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
                  slices: int = 1, floats: bool = False) -> int:
     """Slices of k within each work-group (kernel 5's KG build) for a launch at `shape` in
-    `slices` slices of k across work-groups: none with split-K (slices > 1: not measured);
-    up to group_slices_max where the launch has at most group_slices_fill groups a compute
+    `slices` slices of k across work-groups (none then unless group_slices_split): up to
+    group_slices_max where the launch has at most group_slices_fill groups a compute
     unit, as long as each slice keeps
     group_slices_min_steps tile steps and the group stays within group_slices_items
     work-items (group_slices_float_items for the float-at-a-time build, `floats`, of
@@ -183,11 +183,12 @@ def group_slices(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
     and the thinner slices than they gain. Whether the larger group fits the device is
     GemmPlan.groups' to say."""
     top = int(f["group_slices_max"])
-    if not kern.group_slices or top < 2 or slices > 1:    # with split-K: not measured
+    if not kern.group_slices or top < 2 or (slices > 1 and not f["group_slices_split"]):
         return 1
     groups, steps = tiles(kern, params, shape)
-    if groups > f["group_slices_fill"] * f.compute_units:
+    if groups * slices > f["group_slices_fill"] * f.compute_units:
         return 1
+    steps = -(-steps // slices)
     lx, ly = kern.geometry.local(params)
     light = floats and sums(params) <= f["group_slices_float_block"]
     items = f["group_slices_float_items" if light else "group_slices_items"]

@@ -144,6 +144,9 @@ DEFAULTS: dict[str, float] = {
     "group_slices_items": 256,
     "group_slices_float_items": 512,
     "group_slices_float_block": 32,
+    # ...and in launches cut into slices of k across work-groups too (split-K) where
+    # group_slices_split is 1
+    "group_slices_split": 0,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none
@@ -180,6 +183,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "group_slices_max": (1, 4), "group_slices_fill": (0, _INF),
     "group_slices_min_steps": (1, _INF), "group_slices_items": (1, _INF),
     "group_slices_float_items": (1, _INF), "group_slices_float_block": (1, _INF),
+    "group_slices_split": (0, 1),
     "matvec_max": (0, 1), "matvec_groups": (1, _INF), "matvec_min_depth": (1, _INF),
 }
 

@@ -41,6 +41,10 @@ def test_group_slices_rule():
     assert kg(P44, (512, 512, 512), kern=kernels.get("6")) == 1
     assert kg(P44, (512, 512, 512), facts=Facts(132, thresholds=dict(DEFAULTS,
                                                                      group_slices_max=1))) == 1
+    split = Facts(132, thresholds=dict(DEFAULTS, group_slices_split=1))
+    assert kg(P44, (256, 512, 1024), slices=2, facts=split) == 2   # 64 groups x 2 slices
+    assert kg(P44, (512, 512, 1024), slices=2, facts=split) == 1   # 256 groups
+    assert kg(P44, (256, 512, 512), slices=2, facts=split) == 1    # 8 steps a slice
     four = Facts(132, thresholds=dict(DEFAULTS, group_slices_max=4, group_slices_items=1024))
     assert kg(P44, (512, 512, 1024), facts=four) == 4
     assert kg(P44, (512, 512, 512), facts=four) == 2   # 16 steps: 4 slices would keep 4
@@ -87,6 +91,20 @@ def test_group_slices_compute_the_product(queue, rng, thresholds, kg, m, n, k, t
     outside = np.ones_like(big, bool)
     outside[1:1 + m, 4:4 + n] = False
     assert np.isnan(out[outside]).all()              # nothing written past the block
+
+
+@pytest.mark.parametrize("m,n,k", [(37, 53, 290), (64, 64, 256), (33, 36, 130)])
+def test_group_slices_with_split_k(queue, rng, thresholds, m, n, k):
+    """With group_slices_split, a launch in slices of k across work-groups takes slices
+    within each group too: each group's slice cut again, the sums of both added."""
+    _force(thresholds, 2)
+    thresholds(group_slices_split=1)
+    plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5, split_k=3)
+    assert plan.describe()["splits"] == 3 and plan.describe()["group_slices"] == 2
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    c = cla.to_device(queue, np.full((m, n), np.nan, np.float32))
+    out = plan(cla.to_device(queue, a), cla.to_device(queue, b), c).get()
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_the_launch_has_kg_sets_of_work_items(queue, thresholds):
