@@ -171,7 +171,7 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
 def group_slices(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
                  slices: int = 1, floats: bool = False) -> int:
     """Slices of k within each work-group (kernel 5's KG build) for a launch at `shape` in
-    `slices` slices of k across work-groups (none then unless group_slices_split): up to
+    `slices` slices of k across work-groups (none then where group_slices_split is 0): up to
     group_slices_max where the launch has at most group_slices_fill groups a compute
     unit, as long as each slice keeps
     group_slices_min_steps tile steps and the group stays within group_slices_items

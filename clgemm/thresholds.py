@@ -145,8 +145,11 @@ DEFAULTS: dict[str, float] = {
     "group_slices_float_items": 512,
     "group_slices_float_block": 32,
     # ...and in launches cut into slices of k across work-groups too (split-K) where
-    # group_slices_split is 1
-    "group_slices_split": 0,
+    # group_slices_split is 1, the groups of all slices counted: H100, whole calls against
+    # 0 at 22 drawn shapes whose launches run 2-8 slices of at most a group a unit x1.05-1.12
+    # (one at x0.84 ran x1.09 when timed again), 1025^3, 1151^3, 767^3 (no slices taken)
+    # x0.95-1.005 (docs/levers.md)
+    "group_slices_split": 1,
     # products whose m or n is at most matvec_max run as matrix-vector products when no
     # kernel is named (clgemm/matvec.py; 0: never), their depth (rows swept, or vectors of a
     # row) in slices so that the work-groups reach matvec_groups a compute unit, none

@@ -22,8 +22,8 @@ P44 = dict(TSM=64, TSN=32, TSK=32, WPTM=4, WPTN=4, WIDTH=4, PAD=1)      # 128 wo
 def test_group_slices_rule():
     """Two slices where a launch has at most one group a compute unit, each slice keeps 8
     tile steps and the group stays within 256 work-items (512 for the float-at-a-time
-    build of blocks of at most 32 sums); none with split-K, for a kernel without the
-    build, or where the database says 1."""
+    build of blocks of at most 32 sums), the groups of all slices of a split launch
+    counted; none for a kernel without the build, or where the database says 1."""
     k5, f = kernels.get("5"), Facts(132)
 
     def kg(params, shape, slices=1, floats=False, facts=f, kern=k5):
@@ -32,7 +32,10 @@ def test_group_slices_rule():
     assert kg(P44, (512, 512, 511)) == 2
     assert kg(P44, (384, 384, 384)) == 1              # 12 steps: slices of 6
     assert kg(P44, (640, 640, 640)) == 1              # 200 groups on 132 units
-    assert kg(P44, (512, 512, 512), slices=2) == 1    # split-K
+    assert kg(P44, (512, 512, 512), slices=2) == 1    # 256 groups of two slices
+    assert kg(P44, (256, 512, 1024), slices=2) == 2   # 128
+    assert kg(P44, (256, 512, 1024), slices=2, facts=Facts(132, thresholds=dict(
+        DEFAULTS, group_slices_split=0))) == 1
     assert kg(P84, (1024, 1024, 1024)) == 1           # 512 work-items, vector loads
     assert kg(P84, (1023, 1023, 1023), floats=True) == 2
     assert kg(dict(P84, WPTM=4), (1023, 1023, 1023), floats=True) == 1   # 1024 work-items
@@ -41,10 +44,8 @@ def test_group_slices_rule():
     assert kg(P44, (512, 512, 512), kern=kernels.get("6")) == 1
     assert kg(P44, (512, 512, 512), facts=Facts(132, thresholds=dict(DEFAULTS,
                                                                      group_slices_max=1))) == 1
-    split = Facts(132, thresholds=dict(DEFAULTS, group_slices_split=1))
-    assert kg(P44, (256, 512, 1024), slices=2, facts=split) == 2   # 64 groups x 2 slices
-    assert kg(P44, (512, 512, 1024), slices=2, facts=split) == 1   # 256 groups
-    assert kg(P44, (256, 512, 512), slices=2, facts=split) == 1    # 8 steps a slice
+    assert kg(P44, (512, 512, 1024), slices=2) == 1   # 256 groups
+    assert kg(P44, (256, 512, 512), slices=2) == 1    # 8 steps a slice
     four = Facts(132, thresholds=dict(DEFAULTS, group_slices_max=4, group_slices_items=1024))
     assert kg(P44, (512, 512, 1024), facts=four) == 4
     assert kg(P44, (512, 512, 512), facts=four) == 2   # 16 steps: 4 slices would keep 4
@@ -95,10 +96,9 @@ def test_group_slices_compute_the_product(queue, rng, thresholds, kg, m, n, k, t
 
 @pytest.mark.parametrize("m,n,k", [(37, 53, 290), (64, 64, 256), (33, 36, 130)])
 def test_group_slices_with_split_k(queue, rng, thresholds, m, n, k):
-    """With group_slices_split, a launch in slices of k across work-groups takes slices
-    within each group too: each group's slice cut again, the sums of both added."""
+    """A launch in slices of k across work-groups takes slices within each group too:
+    each group's slice cut again, the sums of both added."""
     _force(thresholds, 2)
-    thresholds(group_slices_split=1)
     plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5, split_k=3)
     assert plan.describe()["splits"] == 3 and plan.describe()["group_slices"] == 2
     a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
