@@ -171,17 +171,16 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
 def group_slices(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
                  slices: int = 1, floats: bool = False) -> int:
     """Slices of k within each work-group (kernel 5's KG build) for a launch at `shape` in
-    `slices` slices of k across work-groups (none then where group_slices_split is 0): up to
-    group_slices_max where the launch has at most group_slices_fill groups a compute
-    unit, as long as each slice keeps
-    group_slices_min_steps tile steps and the group stays within group_slices_items
-    work-items (group_slices_float_items for the float-at-a-time build, `floats`, of
-    blocks of at most group_slices_float_block sums). A launch
-    of about one group a unit leaves each unit's schedulers few warps to hide the loads'
-    latency; more warps for the same tile do without split-K's workspace and second
-    launch, but past 8 warps a unit the vector loads lose more to the sums' hand-over
-    and the thinner slices than they gain. Whether the larger group fits the device is
-    GemmPlan.groups' to say."""
+    `slices` slices of k across work-groups (none then where group_slices_split is 0): up
+    to group_slices_max where the groups of all slices are at most group_slices_fill a
+    compute unit, as long as each slice within a group keeps group_slices_min_steps tile
+    steps and the group stays within group_slices_items work-items
+    (group_slices_float_items for the float-at-a-time build, `floats`, of blocks of at
+    most group_slices_float_block sums). A launch of about one group a unit leaves each
+    unit's schedulers few warps to hide the loads' latency; more warps for the same tile
+    do without split-K's workspace and second launch, but past 8 warps a unit the vector
+    loads lose more to the sums' hand-over and the thinner slices than they gain. Whether
+    the larger group fits the device is GemmPlan.groups' to say."""
     top = int(f["group_slices_max"])
     if not kern.group_slices or top < 2 or (slices > 1 and not f["group_slices_split"]):
         return 1
