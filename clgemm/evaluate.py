@@ -194,15 +194,16 @@ class Evaluator:
         data at `check_shape`, launched as the target is (_check_fresh)."""
         shape = self.check_shape(plan)
         launched, kmajor = self.layout(plan)
-        return (*self._check_fresh(plan, shape, plan.splits(*launched), kmajor,
-                                   plan.columns_first(*launched)), shape)
+        splits = plan.splits(*launched)
+        return (*self._check_fresh(plan, shape, splits, kmajor, plan.columns_first(*launched),
+                                   plan.groups(*launched, splits)), shape)
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
-                     columns_first: bool) -> tuple[float, bool]:
+                     columns_first: bool, groups: int = 1) -> tuple[float, bool]:
         """The error at `shape`, and whether it passes (verify.passes), cut into as many
         slices of k as the target is (at most one per tile of k), with A laid out as the
-        target's is and its tiles in the target's order, so that the build checked is the
-        one timed (SPLIT_K, A_KMAJOR and COLUMNS_FIRST or not)."""
+        target's is, its tiles in the target's order and its slices within each group, so
+        that the build checked is the one timed (SPLIT_K, A_KMAJOR, COLUMNS_FIRST, KG)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
@@ -210,7 +211,8 @@ class Evaluator:
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
         cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
-                                     split_k=splits, columns_first=columns_first)())
+                                     split_k=splits, columns_first=columns_first,
+                                     groups=groups)())
         out, ref = operands.to_host(q, cm), verify.reference(a, b)
         return verify.rel_error(out, ref), verify.passes(out, ref, k, a, b)
 

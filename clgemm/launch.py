@@ -371,15 +371,16 @@ class GemmPlan:
     def compiled(self, m: int, n: int, k: int, a_kmajor: bool = False,
                  b_nmajor: bool = False, split_k: int | str | None = None,
                  c_unaligned: bool = False, guard: int = 0,
-                 columns_first: bool | None = None, floats: bool = False) -> cl.Program:
+                 columns_first: bool | None = None, floats: bool = False,
+                 groups: int | None = None) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
         vector width; COLUMNS_FIRST: the tiles' launch order; TAIL: tail_split's launch;
         GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A and B read a float at a
         time, reads_floats), since each drops or adds code that costs registers in the
-        others. `columns_first` overrides the order this shape takes (the tuner checks at
-        another shape the build it times)."""
+        others. `columns_first` and `groups` (KG: slices of k within a group) override what
+        this shape takes (the tuner checks at another shape the build it times)."""
         if floats and not self.kernel.unaligned:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads operands "
                              f"whose rows are whole vectors only")
@@ -387,7 +388,7 @@ class GemmPlan:
         s = self.splits(m, n, k, split_k)
         split = s > 1
         spread = not split and self.tail(m, n, k) is not None
-        kg = 1 if spread else self.groups(m, n, k, s, floats)
+        kg = 1 if spread else self.groups(m, n, k, s, floats) if groups is None else groups
         layout = (a_kmajor, b_nmajor, split, c_unaligned,
                   self.columns_first(m, n, k) if columns_first is None else columns_first)
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
@@ -409,8 +410,8 @@ class GemmPlan:
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
               a_kmajor: bool = False, b_nmajor: bool = False,
               split_k: int | str | None = None, guard: tuple[int, object] | None = None,
-              columns_first: bool | None = None,
-              floats: bool = False) -> tuple[list[build.Bound], list[tuple]]:
+              columns_first: bool | None = None, floats: bool = False,
+              groups: int | None = None) -> tuple[list[build.Bound], list[tuple]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices (op(a) = a^T with
         `a_kmajor`, op(b) = b^T with `b_nmajor`) as bound kernels, in order (two with
         split-K), and where alpha and beta sit among their arguments ((bound, index, name)),
@@ -430,7 +431,7 @@ class GemmPlan:
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first,
-                            floats)
+                            floats, groups)
         guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None
@@ -443,7 +444,8 @@ class GemmPlan:
         out, ab = ((c.buf, (alpha, beta)) if s == 1
                    else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)
-        kg = self.groups(m, n, k, s, floats)      # KG sets of work-items along dimension 1
+        # KG sets of work-items along dimension 1
+        kg = self.groups(m, n, k, s, floats) if groups is None else groups
         gemm = build.bind(q, prg, "gemm", (gx, gy * kg, s), (self.local[0], self.local[1] * kg, 1),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
