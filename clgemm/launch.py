@@ -418,8 +418,8 @@ class GemmPlan:
         so that a cached layout can change them. op(a) and op(b) may be larger than c
         (zero-padded whole tiles): the kernel writes only c's rows and columns. `guard`:
         (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's;
-        `columns_first`, `floats`: as compiled() (with `floats`, a and b may have any
-        leading dimension and width)."""
+        `columns_first`, `floats`, `groups`: as compiled() (with `floats`, a and b may have
+        any leading dimension and width)."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         operands.check_depth(k)
@@ -430,8 +430,10 @@ class GemmPlan:
         code, flag = guard or (0, None)
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
+        # KG sets of work-items along dimension 1, decided once for the build and the launch
+        kg = self.groups(m, n, k, s, floats) if groups is None else groups
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first,
-                            floats, groups)
+                            floats, kg)
         guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None
@@ -444,8 +446,6 @@ class GemmPlan:
         out, ab = ((c.buf, (alpha, beta)) if s == 1
                    else (self.workspace(s * c.rows * ld), (1.0, 0.0)))
         rows, cols = np.int32(c.rows), np.int32(c.cols)
-        # KG sets of work-items along dimension 1
-        kg = self.groups(m, n, k, s, floats) if groups is None else groups
         gemm = build.bind(q, prg, "gemm", (gx, gy * kg, s), (self.local[0], self.local[1] * kg, 1),
                           (rows, cols, np.int32(k), np.float32(ab[0]), a.buf,
                            np.int32(a.ld), b.buf, np.int32(b.ld), np.float32(ab[1]), out,
