@@ -397,11 +397,16 @@ def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
     Taken where wave_steps of the whole tiles beats that of the launch by peel_min_gain;
     the thin products (a pass over an operand each) are not counted, but cost about as
     much as a shallow wave saves: only products peel_min_k deep or more (on an H100, x0.96-
-    1.00 at 7 shapes 424 to 943 deep, x1.03-1.31 at 13 from 1173 to 8193). Only where the
-    whole tiles' launch is not cut into slices of k (`tuned`: the entry's measured count,
-    as splits takes it); the launch it replaces may be: 1025^3's 4 slices gave way to an
-    unsplit 1024^3 at x0.91 the speed while the one row and column past it were thin
-    products of the same kernel, at x1.06 since they are matrix-vector launches (H100)."""
+    1.00 at 7 shapes 424 to 943 deep, x1.03-1.31 at 13 from 1173 to 8193), and thin
+    products (more than one row or column past the tiles) only in products of
+    peel_min_volume multiply-adds or more: their copies and launches cost a small call
+    more than its wave saves (H200: x0.73-0.99 at 17 shapes up to 2.19e9, x1.04-1.11 at
+    four from 2.32e9). Only where the whole tiles' launch is not cut into slices of k (`tuned`:
+    the entry's measured count, as splits takes it); the launch it replaces may be where
+    peel_split allows it and what lies past the tiles is matrix-vector launches: 1025^3's
+    4 slices gave way to an unsplit 1024^3 at x0.91 the speed while the one row and column
+    past it were thin products (H100), where with matrix-vector launches 30 such shapes
+    ran x1.10 geomean (H200, results/h200/README.md)."""
     if residents is None or kern.tail:
         return None
     m, n, k = shape
@@ -412,8 +417,13 @@ def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
             or m - m1 > share * tm or n - n1 > share * tn):
         return None
     inner = (m1, n1, k)
+    # one row and one column at most past the tiles: matrix-vector launches, else thin
+    # products (a strip's copy, a launch or two, a copy into C each way)
+    vectors = m - m1 <= 1 and n - n1 <= 1
+    if not vectors and m * n * k < f["peel_min_volume"]:
+        return None
     if any(splits(kern, params, launched(kern, params, s, f), f, tuned=tuned) > 1
-           for s in (shape, inner)):
+           for s in ((inner,) if vectors and f["peel_split"] else (shape, inner))):
         return None
     whole = wave_steps(kern, params, inner, f, residents, tuned)
     if whole > (1 - f["peel_min_gain"]) * wave_steps(kern, params, shape, f, residents, tuned):

@@ -81,6 +81,15 @@ DEFAULTS: dict[str, float] = {
     "peel_max_share": 0.125,
     "peel_min_gain": 0.05,
     "peel_min_k": 1024,
+    # ...with thin products (more than one row or column past the tiles) only from
+    # peel_min_volume multiply-adds: H200, whole calls against no peel, 17 shapes up to
+    # 2.19e9 x0.73-0.99 (1411x776x1160 x0.73), 4 from 2.32e9 x1.04-1.11 (2026-12-06)
+    "peel_min_volume": 2.25e9,
+    # ...and, where what lies past the tiles is one row and one column at most
+    # (matrix-vector launches), also where the launch it replaces is cut into slices of k
+    # (1; 0: only where neither launch is); the whole tiles' launch is never cut. H200,
+    # whole calls against 0: 30 drawn shapes x1.10 geomean, x0.89-1.39 (2026-12-06)
+    "peel_split": 1,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -176,7 +185,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),
-    "peel_min_k": (0, _INF),
+    "peel_min_k": (0, _INF), "peel_min_volume": (0, _INF), "peel_split": (0, 1),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),

@@ -21,7 +21,9 @@ TWO = {"checked": 2, "exact": 2}
 def test_peel_rule():
     """4097^3's 33 x 33 tiles of 128 take 5 waves of 264 groups on 132 units, its 32 x 32
     whole tiles 4: peeled. Not where no wave is saved, the rows past the tiles are too many,
-    a launch is cut into slices of k, k is under peel_min_k, or the tuner recorded no
+    a launch is cut into slices of k (unless peel_split allows it and one row and column
+    at most are left), thin products in a product under peel_min_volume, k is under
+    peel_min_k, or the tuner recorded no
     resident groups."""
     k5, f = kernels.get("5"), Facts(132)
 
@@ -42,10 +44,24 @@ def test_peel_rule():
                                                                      peel_max_share=0))) is None
     assert peel((129, 129, 8192)) is None               # 4 groups for 132 units: split-K
     # 1025^3 at 1024^3's entry: 17 x 9 tiles of 64 x 128 run in 4 slices of k; its 16 x 8
-    # whole tiles would run unsplit in one wave, but a launch in slices is not peeled
+    # whole tiles run unsplit in one wave, and the one row and column past them are
+    # matrix-vector launches: peeled (peel_split), though 1.1e9 multiply-adds is under
+    # peel_min_volume; not with three rows past the tiles, nor with peel_split 0
     p84, three = dict(H200_POINT, TSM=64, TSK=16, WPTM=8, WPTN=4), {"checked": 2, "exact": 3}
+    entry = ((1024,) * 3, 1)
     assert heuristics.splits(k5, p84, (1025,) * 3, f) == 4
-    assert heuristics.peel(k5, p84, (1025,) * 3, f, three, ((1024,) * 3, 1)) is None
+    assert heuristics.peel(k5, p84, (1025,) * 3, f, three, entry) == (1024, 1024)
+    unsplit = Facts(132, thresholds=dict(DEFAULTS, peel_split=0))
+    assert heuristics.peel(k5, p84, (1025,) * 3, unsplit, three, entry) is None
+    assert heuristics.splits(k5, p84, (1027, 1025, 1025), f) > 1
+    assert heuristics.peel(k5, p84, (1027, 1025, 1025), f, three, entry) is None
+    # 1411 x 776 x 1160 at 1152^3's entry (32 x 128 x 32 tiles): 3 rows and 8 columns past
+    # the tiles are thin products, and 1.27e9 multiply-adds are under peel_min_volume
+    p1152 = dict(TSM=32, TSN=128, TSK=32, WPTM=8, WPTN=4, WIDTH=4, PAD=0)
+    four = {"checked": 3, "exact": 4}
+    assert heuristics.peel(k5, p1152, (1411, 776, 1160), f, four) is None
+    anyvolume = Facts(132, thresholds=dict(DEFAULTS, peel_min_volume=0))
+    assert heuristics.peel(k5, p1152, (1411, 776, 1160), anyvolume, four) == (1408, 768)
     assert peel((4097, 4097, 4097), tuned=((4096, 4096, 4096), 2)) is None   # a tuned count
     assert heuristics.peel(kernels.get("8"), dict(kernels.get("8").defaults), (4097, 4097, 4097),
                            f, TWO) is None              # a kernel with its own last-wave spread
@@ -91,7 +107,7 @@ def test_gemm_peels_where_the_rule_says(queue, rng, thresholds, rest):
     launches the whole tiles alone and the rest apart; the result matches float64 where
     the output was poisoned first, and a second call on other Arrays reuses the layout."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
-               peel_min_k=0)
+               peel_min_k=0, peel_min_volume=0)
     m, n, k = _shape(queue, rest)
     _tuned(queue, (m - rest, n - rest, k))
     assert clgemm.Plan(queue, m, n, k).describe()["peel"] == (m - rest, n - rest)
@@ -123,7 +139,8 @@ def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, ke
     out K-major first, padded or aligned copies: each call's own c is written, and
     nothing past it."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
-               kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0)
+               kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0,
+               peel_min_volume=0)
     m, n, k = _shape(queue, rest)
     db.record_best(queue.device, kernel, m - rest, n - rest, k, params, 100.0,
                    {"resident": {"checked": 1, "exact": 1}})
@@ -164,7 +181,7 @@ def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds, rows):
     products then read copies of their few rows and columns, and C's one row past the
     tiles a matrix-vector launch reads from A and B where they lie, which a cached layout
     takes from each call's own Arrays."""
-    thresholds(pad_min_volume=2**62, peel_min_k=0)
+    thresholds(pad_min_volume=2**62, peel_min_k=0, peel_min_volume=0)
     m, n, k = _shape(queue, 4)                            # rows of whole float4s
     m += rows - 4
     _tuned(queue, (m - rows, n - 4, k))
