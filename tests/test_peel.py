@@ -23,8 +23,7 @@ def test_peel_rule():
     whole tiles 4: peeled. Not where no wave is saved, the rows past the tiles are too many,
     a launch is cut into slices of k (unless peel_split allows it and one row and column
     at most are left), thin products in a product under peel_min_volume, k is under
-    peel_min_k, or the tuner recorded no
-    resident groups."""
+    peel_min_k, or the tuner recorded no resident groups."""
     k5, f = kernels.get("5"), Facts(132)
 
     def peel(shape, residents=TWO, facts=f, kern=k5, tuned=None):
