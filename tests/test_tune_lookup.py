@@ -641,3 +641,47 @@ def test_changed_choices_compares_two_versions_choices():
     for line in changed:
         before, after = (jsonlib.loads(x) for x in line.split(None, 1)[1].split(" -> "))
         assert before[:2] == after[:2] and before[2] and not after[2]
+
+
+def test_cover_shapes_picks_the_grid_shape_that_most_lowers_the_distance(tmp_path):
+    """scripts/cover_shapes.py, which picks the shapes to tune so that entries lie nearer
+    drawn shapes: against a database of one entry the first pick is the grid shape that
+    lowers the sample's mean distance most (checked here by brute force), picks are never
+    shapes already tuned, the printed means fall, and a database of no usable entry is
+    named as such."""
+    import json as jsonlib
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "scripts"))
+    try:
+        import cover_shapes
+    finally:
+        sys.path.remove(str(root / "scripts"))
+    entry = {"params": {}, "gflops": 1.0}
+    path = tmp_path / "db.json"
+    path.write_text(jsonlib.dumps({"entries": {"5": {"4096x4096x4096": entry},
+                                               "7": {"1024x1024x64": entry}}}))
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(root / "scripts/cover_shapes.py"),
+                               "--database", str(path), "--sample", "200", *args],
+                              capture_output=True, text=True, cwd=root)
+    out = run("--count", "3")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    picks = lines[-1].split()
+    assert len(picks) == 3 and "4096x4096x4096" not in picks
+    drawn = cover_shapes.sample(200, 7, 2.0 ** 28, 2.0 ** 35)
+    have = (4096, 4096, 4096)        # kernel 7's entry is opt-in: gemm() does not take it
+
+    def mean(g):
+        return sum(min(db.distance(s, have), db.distance(s, g)) for s in drawn) / len(drawn)
+    best = min(cover_shapes.grid(2.0 ** 28, 2.0 ** 35), key=mean)
+    assert picks[0] == "x".join(map(str, best))
+    means = [float(line.rsplit(None, 1)[1]) for line in lines[1:4]]
+    assert means == sorted(means, reverse=True) and abs(means[0] - mean(best)) < 1e-3
+    path.write_text(jsonlib.dumps({"entries": {"7": {"1024x1024x64": entry}}}))
+    bad = run()
+    assert bad.returncode == 2 and "no entries of a GEMM kernel" in bad.stderr
