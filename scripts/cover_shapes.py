@@ -4,8 +4,8 @@
 gemm() launches the tuned entry nearest a shape (db.distance: the sum of |log| of the
 dimensions' ratios, then heuristics.choose_entry among those near it). Where every entry
 is far, it runs a configuration tuned for another kind of product: on an H100 at 7ae3210,
-20 drawn shapes ran at 0.53-1.11x cuBLAS's call, the worst ones 2.3-4.2 from their
-nearest entry (results/h100/README.md, "Odd shapes at 7ae3210"). This draws a sample of
+20 drawn shapes ran at 0.53-1.11x cuBLAS's call, the deep and narrow losses (0.53-0.70x)
+2.3-4.2 from their nearest entry (results/h100/README.md, "Odd shapes at 7ae3210"). This draws a sample of
 shapes (m and n log-uniform in [10^2, 10^3.9], k in [10^1.2, 10^3.9], as that draw was,
 kept between --min-volume and --max-volume multiply-adds) and picks, one at a time,
 the shape of a grid (powers of two) whose entry would most lower the sample's mean
@@ -25,21 +25,27 @@ import json
 import random
 from pathlib import Path
 
-from clgemm import db, kernels
+from clgemm import db, entries, kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 Shape = tuple[int, int, int]
 
 
 def sample(count: int, seed: int, low: float, high: float) -> list[Shape]:
-    """`count` shapes of the draw, kept between `low` and `high` multiply-adds."""
+    """`count` shapes of the draw, kept between `low` and `high` multiply-adds (a range
+    too narrow for the draw to land in, within 1000 tries a shape, is a ValueError)."""
     rng = random.Random(seed)
     shapes: list[Shape] = []
-    while len(shapes) < count:
+    for _ in range(1000 * count):
+        if len(shapes) == count:
+            break
         m, n = (round(10 ** rng.uniform(2, 3.9)) for _ in range(2))
         k = round(10 ** rng.uniform(1.2, 3.9))
         if low <= m * n * k <= high:
             shapes.append((m, n, k))
+    if len(shapes) < count:
+        raise ValueError(f"{len(shapes)} of {count} drawn shapes fell between {low:g} and "
+                         f"{high:g} multiply-adds in {1000 * count} tries: widen the range")
     return shapes
 
 
@@ -65,24 +71,31 @@ def main() -> None:
     a = ap.parse_args()
     if a.count < 1 or a.sample < 1 or not 0 < a.min_volume <= a.max_volume:
         ap.error("--count and --sample must be >= 1, and 0 < --min-volume <= --max-volume")
-    doc = json.loads(Path(a.database).read_text())
-    usable = [key for key in doc.get("entries", {})
-              if key in kernels.GEMM and not kernels.get(key).opt_in]
-    have = {tuple(map(int, shape.split("x"))) for key in usable for shape in doc["entries"][key]}
+    try:
+        doc = json.loads(Path(a.database).read_text())
+        tuned = doc["entries"]
+        usable = [key for key in tuned if key in kernels.GEMM and not kernels.get(key).opt_in]
+        have = {shape for key in usable if tuned[key]
+                for shape in entries.shape_list(",".join(tuned[key]))}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        ap.error(f"--database {a.database}: not a tuning database with MxNxK entries "
+                 f"({type(e).__name__}: {e})")
     if not have:
         ap.error(f"{a.database}: no entries of a GEMM kernel gemm() takes unnamed")
-    drawn = sample(a.sample, a.seed, a.min_volume, a.max_volume)
+    try:
+        drawn = sample(a.sample, a.seed, a.min_volume, a.max_volume)
+    except ValueError as e:
+        ap.error(f"--min-volume/--max-volume: {e}")
     nearest = [min(db.distance(s, e) for e in have) for s in drawn]
     print(f"{len(have)} entries; mean distance of {len(drawn)} drawn shapes to the "
           f"nearest: {sum(nearest) / len(nearest):.3f}")
     picks = []
-    candidates = [g for g in grid(a.min_volume, a.max_volume) if g not in have]
-    for _ in range(min(a.count, len(candidates))):
-        def after(g: Shape) -> float:
-            return sum(min(d, db.distance(s, g)) for s, d in zip(drawn, nearest))
-        best = min(candidates, key=after)
-        candidates.remove(best)
-        nearest = [min(d, db.distance(s, best)) for s, d in zip(drawn, nearest)]
+    # each candidate's distance to each drawn shape, once: the picks only take minima
+    far = {g: [db.distance(s, g) for s in drawn]
+           for g in grid(a.min_volume, a.max_volume) if g not in have}
+    for _ in range(min(a.count, len(far))):
+        best = min(far, key=lambda g: sum(map(min, nearest, far[g])))
+        nearest = list(map(min, nearest, far.pop(best)))
         picks.append(best)
         print(f"  {'x'.join(map(str, best)):<16} mean distance {sum(nearest) / len(nearest):.3f}")
     print(" ".join("x".join(map(str, p)) for p in picks))

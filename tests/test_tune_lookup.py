@@ -646,9 +646,9 @@ def test_changed_choices_compares_two_versions_choices():
 def test_cover_shapes_picks_the_grid_shape_that_most_lowers_the_distance(tmp_path):
     """scripts/cover_shapes.py, which picks the shapes to tune so that entries lie nearer
     drawn shapes: against a database of one entry the first pick is the grid shape that
-    lowers the sample's mean distance most (checked here by brute force), picks are never
-    shapes already tuned, the printed means fall, and a database of no usable entry is
-    named as such."""
+    lowers the sample's mean distance most (checked here by brute force), the printed means
+    fall, every grid shape is picked in time but the ones already tuned, and a volume range
+    the draw cannot fill, a malformed shape and a database of no usable entry are named."""
     import json as jsonlib
     import subprocess
     import sys
@@ -672,7 +672,7 @@ def test_cover_shapes_picks_the_grid_shape_that_most_lowers_the_distance(tmp_pat
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     picks = lines[-1].split()
-    assert len(picks) == 3 and "4096x4096x4096" not in picks
+    assert len(picks) == 3
     drawn = cover_shapes.sample(200, 7, 2.0 ** 28, 2.0 ** 35)
     have = (4096, 4096, 4096)        # kernel 7's entry is opt-in: gemm() does not take it
 
@@ -682,6 +682,18 @@ def test_cover_shapes_picks_the_grid_shape_that_most_lowers_the_distance(tmp_pat
     assert picks[0] == "x".join(map(str, best))
     means = [float(line.rsplit(None, 1)[1]) for line in lines[1:4]]
     assert means == sorted(means, reverse=True) and abs(means[0] - mean(best)) < 1e-3
+    # every grid shape of 2^30 to 2^31 multiply-adds picked, but the one already tuned
+    path.write_text(jsonlib.dumps({"entries": {"5": {"1024x1024x1024": entry}}}))
+    out = run("--count", "1000", "--min-volume", str(2 ** 30), "--max-volume", str(2 ** 31))
+    assert out.returncode == 0, out.stderr
+    every = {"x".join(map(str, g)) for g in cover_shapes.grid(2.0 ** 30, 2.0 ** 31)}
+    assert "1024x1024x1024" in every
+    assert set(out.stdout.splitlines()[-1].split()) == every - {"1024x1024x1024"}
+    bad = run("--min-volume", "5", "--max-volume", "5")
+    assert bad.returncode == 2 and "widen the range" in bad.stderr
+    path.write_text(jsonlib.dumps({"entries": {"5": {"12x3": entry}}}))
+    bad = run()
+    assert bad.returncode == 2 and "'12x3' is not MxNxK" in bad.stderr
     path.write_text(jsonlib.dumps({"entries": {"7": {"1024x1024x64": entry}}}))
     bad = run()
     assert bad.returncode == 2 and "no entries of a GEMM kernel" in bad.stderr
