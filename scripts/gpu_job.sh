@@ -27,6 +27,9 @@ jobs:
                                  --against cublas` each, and their table (job_summary.py
                                  compare; a tune on another device than the database's
                                  is not shipped, and both sides are then the same)
+  compare DIR SHAPES             whole calls of gemm() at SHAPES (MxNxK,...) with another
+                                 version of the package (DIR with clgemm/ and kernels/) and
+                                 with this tree, as ship-and-compare's second half
   probe SOURCE KERNEL [SHAPE...] registers and PTX of SOURCE built as KERNEL, then SOURCE
                                  timed against the kernel's own file, interleaved
                                  (scripts/ab_versions.py --source; default shapes 4096^3
@@ -85,7 +88,7 @@ EOF
 job=${1:-}
 case "$job" in
   ""|-h|--help|help) usage; exit 0 ;;
-  bench|tune-and-ship|ship-and-compare|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|plans-versions|overhead|tests|tune-rate|recorded) ;;
+  bench|tune-and-ship|ship-and-compare|compare|probe|ab|points|kernels|transposes|ptx|edges|cublas|plans|plans-versions|overhead|tests|tune-rate|recorded) ;;
   *) echo "gpu_job.sh: unknown job '$job' (see --help)" >&2; exit 2 ;;
 esac
 shift
@@ -129,6 +132,26 @@ ship() {
     --shapes "$(IFS=,; echo "${shapes[*]}")" "$@"
 }
 
+# DIR SHAPES: whole calls of gemm() at SHAPES with DIR's package (before) and this tree's
+# (after), 2 alternating rounds of `clgemm bench --against cublas`, and their table. Each
+# side keeps one CLGEMM_HOME across its rounds (empty of tuned entries: only its builds
+# are cached there), so the second round compiles nothing.
+compare_versions() {
+  local before=$1 shapes=$2 out home_before home_after
+  out=$(cd "$OUT" && pwd) home_before=$(mktemp -d) home_after=$(mktemp -d)
+  for round in 1 2; do
+    for side in before after; do
+      dir=$PWD home=$home_after
+      [ $side = before ] && dir=$before home=$home_before
+      # run from the version's own folder: `python3 -m` puts the working folder first
+      (cd "$dir" && CLGEMM_HOME=$home python3 -m clgemm bench --against cublas \
+         --shapes "$shapes" --out "$out/$side-$round" >/dev/null)
+    done
+  done
+  python3 scripts/job_summary.py compare "$OUT" --before before --after after \
+    | tee "$OUT/summary.txt"
+}
+
 case "$job" in
   bench)
     need $# 1
@@ -154,17 +177,11 @@ case "$job" in
     before=$(mktemp -d)
     cp -r clgemm kernels "$before/"          # the package and its database as they were
     ship "${args[@]}"
-    out=$(cd "$OUT" && pwd)
-    for round in 1 2; do
-      for side in before after; do
-        dir=$PWD; [ $side = before ] && dir=$before
-        # run from the version's own folder: `python3 -m` puts the working folder first
-        (cd "$dir" && CLGEMM_HOME=$(mktemp -d) python3 -m clgemm bench --against cublas \
-           --shapes "$compare" --out "$out/$side-$round" >/dev/null)
-      done
-    done
-    python3 scripts/job_summary.py compare "$OUT" --before before --after after \
-      | tee "$OUT/summary.txt"
+    compare_versions "$before" "$compare"
+    ;;
+  compare)
+    need $# 2
+    compare_versions "$1" "$2"
     ;;
   probe)
     need $# 2
