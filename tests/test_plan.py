@@ -705,18 +705,21 @@ def test_the_databases_look_survives_a_device_watched_meanwhile(queue, monkeypat
     generation() looks at their files: the look iterated the live table (RuntimeError:
     dictionary changed size during iteration, out of gemm())."""
     real = db.version
+    looked = []
 
     def meanwhile(dev):
         db._watched.setdefault(-1, queue.device)     # a device watched from now on
+        looked.append(dev)
         return real(dev)
 
     db.watch(queue.device)
     monkeypatch.setattr(db, "version", meanwhile)
     monkeypatch.setattr(db, "_restat_at", [0.0])
     try:
-        db.generation()
+        assert isinstance(db.generation(), int)
     finally:
         db._watched.pop(-1, None)
+    assert looked, "generation() looked at no watched device's files: the race was not run"
 
 
 def test_a_write_landing_during_the_databases_look_is_seen_at_once(queue, monkeypatch):
