@@ -79,7 +79,12 @@ def compare(out: Path, first: str, second: str) -> None:
         return statistics.median(values) if values else None
 
     def pick(r: dict) -> str:
-        return f"{r['kernel']} {r['params_source']}"
+        """The launch: kernel, where its parameters come from (the tuned entry's shape, which
+        a new entry can take over far from its own shape), slices of k, and "floats" where
+        unaligned rows are read in place."""
+        where = r.get("tuned_at") or r["params_source"]
+        parts = [r["kernel"], where] + ([f"{r['splits']} slices"] if (r.get("splits") or 1) > 1 else [])
+        return " ".join(parts + (["floats"] if r.get("floats") else []))
 
     table = []
     print(f"{'shape':<16} {first + ' ms':>11} {second + ' ms':>11} {'speedup':>8}  "
