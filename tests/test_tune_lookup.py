@@ -642,3 +642,45 @@ def test_changed_choices_compares_two_versions_choices():
         before, after = (jsonlib.loads(x) for x in line.split(None, 1)[1].split(" -> "))
         assert before[:2] == after[:2] and before[2] and not after[2]
 
+
+
+def test_job_summary_compare_names_each_sides_launch(tmp_path):
+    """scripts/job_summary.py compare (gpu_job.sh compare and ship-and-compare): the median
+    whole call of each side over its rounds, the speedup, and the launch each side took (the
+    entry's tuned shape, slices, floats read in place), which said only "5 tuned" when a
+    new entry took a shape over; an unverified row is refused, not tabled."""
+    import json as jsonlib
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+
+    def row(ms, **launch):
+        return {"m": 300, "n": 200, "k": 70, "contender": "clgemm", "kernel": "5",
+                "params_source": "tuned", "verified": True, "call_ms_median": ms,
+                "vs_cublas_call": 0.1 / ms, **launch}
+    sides = {"before": [row(0.2, tuned_at="6144x6144x256", splits=1, floats=True),
+                        row(0.4, tuned_at="6144x6144x256", splits=1, floats=True)],
+             "after": [row(0.1, tuned_at="4096x4096x64", splits=2, floats=False),
+                       row(0.1, tuned_at="4096x4096x64", splits=2, floats=False)]}
+    for side, rows in sides.items():
+        for i, r in enumerate(rows, 1):
+            d = tmp_path / f"{side}-{i}" / "dev"
+            d.mkdir(parents=True)
+            (d / "bench-2026-12-07.json").write_text(jsonlib.dumps({"rows": [r]}))
+
+    def run():
+        return subprocess.run([sys.executable, str(root / "scripts/job_summary.py"), "compare",
+                               str(tmp_path)], capture_output=True, text=True)
+    out = run()
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.splitlines()[1]
+    assert line.split()[:4] == ["300x200x70", "0.3000", "0.1000", "3.00"]
+    assert line.endswith("5 6144x6144x256 floats -> 5 4096x4096x64 2 slices")
+    table = jsonlib.loads((tmp_path / "summary.json").read_text())
+    assert table[0]["speedup"] == pytest.approx(3.0) and table[0]["rounds"] == 2
+    sides["after"][0]["verified"] = False
+    (tmp_path / "after-1" / "dev" / "bench-2026-12-07.json").write_text(
+        jsonlib.dumps({"rows": [sides["after"][0]]}))
+    out = run()
+    assert out.returncode == 1 and "was not verified" in out.stderr
