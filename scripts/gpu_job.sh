@@ -138,6 +138,13 @@ ship() {
 # are cached there), so the second round compiles nothing.
 compare_versions() {
   local before=$1 shapes=$2 out home_before home_after
+  # without them `python3 -m clgemm` in DIR would import the installed package: this tree
+  # timed against itself, with no word
+  if [ ! -d "$before/clgemm" ] || [ ! -d "$before/kernels" ]; then
+    echo "gpu_job.sh $job: $before holds no clgemm/ and kernels/ (another version of the" \
+         "package, e.g. from \`git archive COMMIT clgemm kernels\`)" >&2
+    exit 2
+  fi
   out=$(cd "$OUT" && pwd) home_before=$(mktemp -d) home_after=$(mktemp -d)
   for round in 1 2; do
     for side in before after; do

@@ -82,9 +82,12 @@ def compare(out: Path, first: str, second: str) -> None:
         """The launch: kernel, where its parameters come from (the tuned entry's shape, which
         a new entry can take over far from its own shape), slices of k, and "floats" where
         unaligned rows are read in place."""
-        where = r.get("tuned_at") or r["params_source"]
-        parts = [r["kernel"], where] + ([f"{r['splits']} slices"] if (r.get("splits") or 1) > 1 else [])
-        return " ".join(parts + (["floats"] if r.get("floats") else []))
+        parts = [r["kernel"], r.get("tuned_at") or r["params_source"]]
+        if (r.get("splits") or 1) > 1:
+            parts.append(f"{r['splits']} slices")
+        if r.get("floats"):
+            parts.append("floats")
+        return " ".join(parts)
 
     table = []
     print(f"{'shape':<16} {first + ' ms':>11} {second + ' ms':>11} {'speedup':>8}  "

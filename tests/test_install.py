@@ -61,3 +61,17 @@ def test_every_script_answers_help():
     r = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_job.sh"), "--help"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "usage" in r.stdout
+
+
+def test_gpu_job_compare_refuses_a_folder_that_is_no_version(tmp_path):
+    """`gpu_job.sh compare DIR SHAPES` runs `python3 -m clgemm` inside DIR: a DIR without
+    clgemm/ and kernels/ imported the installed package, so the tree was timed against
+    itself with no word. It is named and refused before anything runs."""
+    empty = tmp_path / "not-a-version"
+    empty.mkdir()
+    r = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_job.sh"), "compare", str(empty),
+                        "16x16x16"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "OUT": str(tmp_path / "out")})
+    assert r.returncode == 2, r.stderr[-500:]
+    assert f"{empty} holds no clgemm/ and kernels/" in r.stderr
+    assert not list((tmp_path / "out").glob("before-*")), "a bench ran"

@@ -643,7 +643,6 @@ def test_changed_choices_compares_two_versions_choices():
         assert before[:2] == after[:2] and before[2] and not after[2]
 
 
-
 def test_job_summary_compare_names_each_sides_launch(tmp_path):
     """scripts/job_summary.py compare (gpu_job.sh compare and ship-and-compare): the median
     whole call of each side over its rounds, the speedup, and the launch each side took (the
