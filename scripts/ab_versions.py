@@ -130,7 +130,16 @@ def main() -> None:
         args.shapes = ["x".join(map(str, dims)) for dims in entries.shape_list(args.shapes)]
     except ValueError as e:
         ap.error(f"--shapes: {e}")
-    versions = [(n, Path(w).resolve()) for n, w in (v.split("=", 1) for v in args.versions.split(","))]
+    versions = []
+    for item in args.versions.split(","):
+        name, eq, path = item.partition("=")
+        where = Path(path).resolve()
+        # without them the CLI would run from the installed package: another version timed
+        # as this one, with no word
+        if not eq or not name or not (where / "clgemm").is_dir() or not (where / "kernels").is_dir():
+            ap.error(f"--versions: {item!r}: a version is NAME=DIR, DIR holding clgemm/ and "
+                     f"kernels/ (an older commit: git archive COMMIT clgemm kernels | tar -x -C DIR)")
+        versions.append((name, where))
     if args.source:
         versions.append(("source", with_source(versions[0][1], args.kernel, args.source.resolve())))
     if len(versions) < 2:

@@ -75,3 +75,18 @@ def test_gpu_job_compare_refuses_a_folder_that_is_no_version(tmp_path):
     assert r.returncode == 2, r.stderr[-500:]
     assert f"{empty} holds no clgemm/ and kernels/" in r.stderr
     assert not list((tmp_path / "out").glob("before-*")), "a bench ran"
+
+
+def test_ab_versions_refuses_a_version_that_is_no_package(tmp_path):
+    """scripts/ab_versions.py runs the CLI inside each version's DIR: one without clgemm/
+    and kernels/ ran the installed package instead, and a NAME without =DIR ended in a
+    traceback. Both are named by argparse (exit 2) before anything runs."""
+    empty = tmp_path / "not-a-version"
+    empty.mkdir()
+    for versions, words in ((f"before={empty},after={ROOT}", f"'before={empty}'"),
+                            (f"before,after={ROOT}", "'before'")):
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab_versions.py"),
+                            "--versions", versions, "--shapes", "16x16x16"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+        assert f"{words}: a version is NAME=DIR, DIR holding clgemm/ and kernels/" in r.stderr
