@@ -205,7 +205,8 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
     if tuned is not None:
         at_shape, count = tuned
         at = launched(kern, params, at_shape, f, pad)
-        if tuple(shape) in (tuple(at_shape), at):
+        own = tuple(shape) in (tuple(at_shape), at)      # the count the tune measured here
+        if own:
             s = count
         else:
             fill = tiles(kern, params, at)[0] * count
@@ -216,9 +217,12 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
             if s == 1 and block <= f["split_wave_max_block"]:
                 s = _wave_splits(groups, k, f, block)
     else:
-        s = _fill_splits(groups, k, f)
+        own, s = False, _fill_splits(groups, k, f)
         if s == 1:
             s = _wave_splits(groups, k, f, block)
+    few = f["split_few_min_k"]
+    if few and not own and groups < f["split_fill"] * f.compute_units:
+        s = max(s, _fill_splits(groups, k, f, few))
     while s > 1 and not workspace_fits(s, m, n, SPLIT_ROW, f):
         s //= 2
     return s
@@ -231,7 +235,7 @@ def _depth(k: int, s: int) -> int:
     return -(-k // s)
 
 
-def _fill_splits(groups: int, k: int, f: Facts) -> int:
+def _fill_splits(groups: int, k: int, f: Facts, min_k: float | None = None) -> int:
     """Slices of k for an untuned launch. The counts are the doublings up to the first that
     makes two waves of groups (a wave: split_fill per compute unit), slices split_min_k
     deep or more; of these, the one with the fewest waves of unsplit work, ceil(groups * s
@@ -241,11 +245,13 @@ def _fill_splits(groups: int, k: int, f: Facts) -> int:
     `python3 scripts/points.py` with SPLIT_K=S points, results/h200/raw/split-fill-2026-12-04.json):
     80-128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices that doubling
     to a full wave gave than unsplit (the rule before), 96 of them at k = 4096 33% faster in
-    four; 104 or 128 groups of 128x128 at k = 4096 18-23% faster in two."""
+    four; 104 or 128 groups of 128x128 at k = 4096 18-23% faster in two. `min_k`: another
+    bound than split_min_k (split_few_min_k, for grids of fewer groups than a wave)."""
     wave = f["split_fill"] * f.compute_units
+    min_k = f["split_min_k"] if min_k is None else min_k
     best, best_cost = 1, 1.0
     s = 1
-    while groups * s < 2 * wave and _depth(k, 2 * s) >= f["split_min_k"]:
+    while groups * s < 2 * wave and _depth(k, 2 * s) >= min_k:
         past = groups * s >= wave          # an earlier count already filled a wave
         s *= 2
         cost = math.ceil(groups * s / wave) / s

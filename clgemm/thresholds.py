@@ -30,6 +30,9 @@ DEFAULTS: dict[str, float] = {
     "split_deep_k": 2048,
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
+    # ...and on grids of fewer work-groups than a wave, tuned or not, as many slices as
+    # _fill_splits takes with slices this deep or more, where that is more (0: never)
+    "split_few_min_k": 0,
     # ...and where those give none, the count that cuts the k steps of the busiest compute
     # unit by split_wave_gain (0: never); for register blocks of at most
     # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
@@ -179,7 +182,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
     "pad_waste": (1, _INF),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
-    "split_thinner": (1, _INF), "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
+    "split_thinner": (1, _INF), "split_few_min_k": (0, _INF),
+    "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),

@@ -239,6 +239,34 @@ def test_split_rules_speak_of_the_deepest_slice():
     assert splits(kernels.get("5"), p, (2047, 1023, 1022), f, "auto", tuned) == 1
 
 
+def test_split_few_groups_thinner_slices():
+    """split_few_min_k (0: never) lets a grid of fewer work-groups than a wave take the
+    slices _fill_splits would with that bound in place of split_min_k, tuned count or not,
+    except at the shape the tune measured its count at; grids of a wave or more keep their
+    count."""
+    from clgemm import kernels
+    from clgemm.heuristics import splits
+    from clgemm.thresholds import DEFAULTS, Facts
+    k5 = kernels.get("5")
+    p32 = dict(TSM=32, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1)
+    p88 = dict(TSM=128, TSN=128, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=0)
+    tuned = ((256, 8192, 8192), 2)
+    off = Facts(compute_units=132)
+    on = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_few_min_k=128))
+    # 16 groups of 32x128 at k = 6509: 8 slices of 814 (split_min_k 512), 16 of 407 with
+    # the bound at 128 (32 would be 4 waves of a 32nd: no fewer waves than 2 of a 16th)
+    assert splits(k5, p32, (250, 165, 6509), off) == 8
+    assert splits(k5, p32, (250, 165, 6509), on) == 16
+    # 4 groups of 128x128 with a tuned count: 8 slices by the tuned count's rule, 32 (128
+    # groups, 204 deep) with the bound
+    assert splits(k5, p88, (250, 165, 6509), off, tuned=tuned) == 8
+    assert splits(k5, p88, (250, 165, 6509), on, tuned=tuned) == 32
+    assert splits(k5, p88, (256, 8192, 8192), on, tuned=tuned) == 2     # the tune's own
+    assert splits(k5, p88, (4096, 4096, 4096), on, tuned=tuned) == 1    # 1024 groups
+    assert splits(k5, p32, (2000, 2000, 6509), on) == splits(k5, p32, (2000, 2000, 6509), off)
+    assert splits(k5, p32, (250, 165, 200), on) == 1                    # too shallow
+
+
 def test_split_evens_out_each_units_steps():
     """Where the other rules take no slices, a count is taken where it cuts the busiest
     unit's k steps (its share of the groups, rounded up, times the deepest slice) by
