@@ -31,8 +31,11 @@ DEFAULTS: dict[str, float] = {
     # away from its tuned shape, a tuned count's slices may be this many times thinner
     "split_thinner": 2,
     # ...and on grids of fewer work-groups than a wave, tuned or not, as many slices as
-    # _fill_splits takes with slices this deep or more, where that is more (0: never)
-    "split_few_min_k": 0,
+    # _fill_splits takes with slices this deep or more, where that is more (0: never).
+    # H100, whole calls against 0 at 36 drawn shapes (2026-12-07): the 4 whose launch
+    # changed x1.02-1.58 (250x165x6509 0.55 -> 0.86x cuBLAS, 322x954x3932 x1.12), the 32
+    # unchanged x1.001; at 128, 8 changed x1.09 geomean, 273x225x6976 x0.96 in 32 slices
+    "split_few_min_k": 256,
     # ...and where those give none, the count that cuts the k steps of the busiest compute
     # unit by split_wave_gain (0: never); for register blocks of at most
     # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
