@@ -482,8 +482,10 @@ def test_wave_steps_counts_latency_warps_and_slow_split_builds():
     two = {"checked": 2, "exact": 2}
     h, cost = DEFAULTS["latency_warps"], DEFAULTS["split_block_cost"]
     assert (h, cost, DEFAULTS["split_slow_block"]) == (4, 1.2, 128)
-    # 128 x 1024: 8 groups of 128 x 128 on 132 units, one a unit, 64 steps of 8
-    assert heuristics.wave_steps(k5, big, (128, 1024, 512), f, two) == (4 + h) / 4 * 64
+    # 128 x 1024: 8 groups of 128 x 128 on 132 units, one a unit, 32 steps of 8
+    assert heuristics.wave_steps(k5, big, (128, 1024, 256), f, two) == (4 + h) / 4 * 32
+    # ...512 deep, split_few_min_k cuts it in 2 slices of 256: 16 groups, still one a unit
+    assert heuristics.wave_steps(k5, big, (128, 1024, 512), f, two) == (4 + h) / 4 * 32 * cost
     # 2048^2: 256 groups, two a unit; 17 x 16 tiles: 272, a second wave of two a unit
     assert heuristics.wave_steps(k5, big, (2048, 2048, 512), f, two) == (8 + h) / 4 * 64
     assert heuristics.wave_steps(k5, big, (2176, 2048, 512), f, two) == 2 * (8 + h) / 4 * 64
