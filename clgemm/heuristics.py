@@ -157,7 +157,7 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
     count that leaves the fewest waves of work (_fill_splits); where neither takes a count,
     the one that evens out the groups each unit runs (_wave_splits). On a grid of fewer
-    groups than a wave, but at a tuned count's own shape, at least _fill_splits' count
+    groups than a wave, except at a tuned count's own shape, at least _fill_splits' count
     with slices split_few_min_k deep (a deep product of few tiles, whose tuned counts and
     split_min_k leave most units idle). Any count is then trimmed so that every slice
     holds at least one tile of k."""

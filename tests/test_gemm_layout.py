@@ -240,10 +240,10 @@ def test_split_rules_speak_of_the_deepest_slice():
 
 
 def test_split_few_groups_thinner_slices():
-    """split_few_min_k (0: never; 256 by default) lets a grid of fewer work-groups than a wave take the
-    slices _fill_splits would with that bound in place of split_min_k, tuned count or not,
-    except at the shape the tune measured its count at; grids of a wave or more keep their
-    count."""
+    """split_few_min_k (0: never; 256 by default) lets a grid of fewer work-groups than a
+    wave take the slices _fill_splits would with that bound in place of split_min_k, tuned
+    count or not, except at the shape the tune measured its count at; grids of a wave or
+    more keep their count."""
     from clgemm import kernels
     from clgemm.heuristics import splits
     from clgemm.thresholds import DEFAULTS, Facts
@@ -255,8 +255,8 @@ def test_split_few_groups_thinner_slices():
     on = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_few_min_k=128))
     assert DEFAULTS["split_few_min_k"] == 256
     at256 = Facts(compute_units=132)
-    # 4 groups of 128x128 at k = 6509: 16 slices of 407 at the default, 32 of 204 under 256
-    assert splits(k5, p88, (250, 165, 6509), at256, tuned=((256, 8192, 8192), 2)) == 16
+    # 4 groups of 128x128 at k = 6509: 16 slices of 407 at the default (32 would be 204 deep)
+    assert splits(k5, p88, (250, 165, 6509), at256, tuned=tuned) == 16
     # 16 groups of 32x128 at k = 6509: 8 slices of 814 (split_min_k 512), 16 of 407 with
     # the bound at 128 (32 would be 4 waves of a 32nd: no fewer waves than 2 of a 16th)
     assert splits(k5, p32, (250, 165, 6509), off) == 8
