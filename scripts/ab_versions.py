@@ -22,6 +22,7 @@ version with the kernel's .cl file replaced by FILE (a probe of a kernel change)
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import json
 import os
@@ -34,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from clgemm import GEMM, entries
+from plans_versions import versions as parse_versions   # (scripts/ comes first on the path)
 
 
 def kernel_file(key: str) -> str:
@@ -116,7 +118,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--versions", default="tree=.", help="NAME=DIR,NAME=DIR,... [default: tree=.]")
+    ap.add_argument("--versions", default="tree=.", help="NAME=DIR,NAME=DIR,... [default: tree=.]",
+                    type=functools.partial(parse_versions, holds=("clgemm/", "kernels/"), least=1))
     ap.add_argument("--source", type=Path, help="add a version: the first one with --kernel's "
                                                 ".cl file replaced by this file")
     ap.add_argument("--kernel", default="5", help="GEMM kernel number or name [default: 5]")
@@ -130,16 +133,7 @@ def main() -> None:
         args.shapes = ["x".join(map(str, dims)) for dims in entries.shape_list(args.shapes)]
     except ValueError as e:
         ap.error(f"--shapes: {e}")
-    versions = []
-    for item in args.versions.split(","):
-        name, eq, path = item.partition("=")
-        where = Path(path).resolve()
-        # without them the CLI would run from the installed package: another version timed
-        # as this one, with no word
-        if not eq or not name or not (where / "clgemm").is_dir() or not (where / "kernels").is_dir():
-            ap.error(f"--versions: {item!r}: a version is NAME=DIR, DIR holding clgemm/ and "
-                     f"kernels/ (an older commit: git archive COMMIT clgemm kernels | tar -x -C DIR)")
-        versions.append((name, where))
+    versions = args.versions
     if args.source:
         versions.append(("source", with_source(versions[0][1], args.kernel, args.source.resolve())))
     if len(versions) < 2:

@@ -22,6 +22,7 @@ A version is a directory holding clgemm/ (`git archive COMMIT clgemm kernels scr
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -30,6 +31,7 @@ import sys
 from pathlib import Path
 
 from clgemm import entries
+from plans_versions import versions   # (scripts/ comes first on the path)
 
 # run inside each version: its own heuristics, database helpers and shipped file
 _ASK = r"""
@@ -86,7 +88,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--versions", required=True, help="NAME=DIR,NAME=DIR (two)")
+    ap.add_argument("--versions", required=True, help="NAME=DIR,NAME=DIR (two)",
+                    type=functools.partial(versions, holds=("clgemm/",)))
     ap.add_argument("--shapes", help="MxNxK,...")
     ap.add_argument("--random", type=int, default=0, help="draw this many shapes")
     ap.add_argument("--seed", type=int, default=20261206)
@@ -95,8 +98,7 @@ def main() -> None:
                          "path inside each version")
     ap.add_argument("--compute-units", type=int, default=132)
     args = ap.parse_args()
-    pairs = [v.partition("=") for v in args.versions.split(",")]
-    if len(pairs) != 2 or any(not eq or not name for name, eq, _ in pairs):
+    if len(args.versions) != 2:
         ap.error("--versions takes two NAME=DIR items")
     shapes = ["x".join(map(str, s)) for s in draw(args.random, args.seed)] if args.random else []
     try:
@@ -107,13 +109,10 @@ def main() -> None:
     if not shapes:
         ap.error("give --shapes or --random N")
     answers = []
-    for name, _, where in pairs:
-        root = Path(where).resolve()
-        if not (root / "clgemm").is_dir():
-            ap.error(f"{where}: no clgemm/ there")
+    for _, root in args.versions:
         answers.append(ask(root, root / args.database, args.compute_units, ",".join(shapes)))
     changed = [s for s in shapes if answers[0][s] != answers[1][s]]
-    (a, _, _), (b, _, _) = pairs
+    (a, _), (b, _) = args.versions
     print(f"{len(changed)} of {len(shapes)} shapes change (entry's tuned shape, slices, "
           f"read in place): {a} -> {b}")
     for s in changed:

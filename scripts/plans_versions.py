@@ -29,18 +29,27 @@ import tempfile
 from pathlib import Path
 
 
-def versions(text: str) -> list[tuple[str, Path]]:
+def versions(text: str, holds: tuple[str, ...] = ("clgemm/", "kernels/", "scripts/plans.py"),
+             least: int = 2) -> list[tuple[str, Path]]:
+    """NAME=DIR,... (an argparse type, also for scripts/ab_versions.py and
+    changed_choices.py): each DIR a version of the package holding `holds` (folders end in
+    /), at least `least` of them, with distinct names. A DIR without its own clgemm/ would
+    run the installed package instead: another version timed as this one, with no word."""
     out = []
     for item in text.split(","):
         name, eq, path = item.partition("=")
-        where = Path(path)
-        if not eq or not name or not (where / "scripts" / "plans.py").is_file():
+        where = Path(path).resolve()
+        if not eq or not name or not all(
+                (where / h).is_dir() if h.endswith("/") else (where / h).is_file() for h in holds):
+            tops = " ".join(dict.fromkeys(h.split("/")[0] for h in holds))
+            listed = ", ".join(holds[:-1]) + " and " + holds[-1] if len(holds) > 1 else holds[0]
             raise argparse.ArgumentTypeError(
-                f"{item!r}: a version is NAME=DIR, DIR holding clgemm/, kernels/ and "
-                f"scripts/plans.py")
-        out.append((name, where.resolve()))
-    if len(out) < 2 or len({n for n, _ in out}) < len(out):
-        raise argparse.ArgumentTypeError("give two or more versions with distinct names")
+                f"{item!r}: a version is NAME=DIR, DIR holding {listed} (an older commit: "
+                f"git archive COMMIT {tops} | tar -x -C DIR)")
+        out.append((name, where))
+    if len(out) < least or len({n for n, _ in out}) < len(out):
+        raise argparse.ArgumentTypeError(
+            f"give {'two' if least == 2 else least} or more versions with distinct names")
     return out
 
 

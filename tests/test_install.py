@@ -90,3 +90,21 @@ def test_ab_versions_refuses_a_version_that_is_no_package(tmp_path):
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
         assert f"{words}: a version is NAME=DIR, DIR holding clgemm/ and kernels/" in r.stderr
+
+
+def test_plans_versions_refuses_a_version_without_its_package(tmp_path):
+    """scripts/plans_versions.py (whose NAME=DIR parser ab_versions.py and changed_choices.py
+    share) ran scripts/plans.py inside each DIR: one holding that script but no clgemm/
+    imported the installed package, another version timed as this one. It is named, as are
+    two versions of one name, by argparse (exit 2) before anything runs."""
+    lone = tmp_path / "scripts-only"
+    (lone / "scripts").mkdir(parents=True)
+    (lone / "scripts" / "plans.py").write_text("")
+    for versions, words in ((f"a={ROOT},b={lone}", f"'b={lone}': a version is NAME=DIR, DIR "
+                             "holding clgemm/, kernels/ and scripts/plans.py"),
+                            (f"a={ROOT},a={ROOT}", "two or more versions with distinct names")):
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "plans_versions.py"),
+                            "--versions", versions, "--", "--shapes", "16x16x16"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+        assert words in r.stderr
