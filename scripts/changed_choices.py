@@ -15,7 +15,15 @@ the shapes whose answer differs (and a comma-separated list for scripts/plans_ve
 
 --random N draws N shapes with m and n log-uniform in [500, 7943] and k in [63, 7943],
 keeping those of at most 2^36 multiply-adds (the draw behind
-results/h100/raw/plans-versions-latency-random-2026-12-06.txt: 391 shapes, 62 changed).
+results/h100/raw/plans-versions-latency-random-2026-12-06.txt: 391 shapes, 62 changed);
+--sizes LO:HI, --depths LO:HI and --max-volume widen it (the whole range a user may bring:
+--sizes 16:8192 --depths 16:8192 --max-volume 0), and --pick N prints, last, N of the
+changed shapes chosen at random with the same seed: the shapes a GPU run can afford,
+unbiased among those that change:
+
+    python3 scripts/changed_choices.py --versions before=DIR,after=. --random 2000 \
+        --sizes 16:8192 --depths 16:8192 --max-volume 0 --seed 20261212 --pick 40
+
 A version is a directory holding clgemm/ (`git archive COMMIT clgemm kernels scripts`).
 """
 
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import random
 import subprocess
@@ -64,15 +73,33 @@ print(json.dumps(out))
 """
 
 
-def draw(count: int, seed: int) -> list[tuple[int, int, int]]:
+SIZES, DEPTHS = (2.7, 3.9), (1.8, 3.9)      # log10 bounds of the draw of 2026-12-06
+
+
+def draw(count: int, seed: int, sizes: tuple[float, float] = SIZES,
+         depths: tuple[float, float] = DEPTHS,
+         max_volume: int = 2 ** 36) -> list[tuple[int, int, int]]:
+    """`count` shapes, m and n log-uniform between 10^sizes, k between 10^depths, those of
+    at most `max_volume` multiply-adds (0: all) kept, each once."""
     rng = random.Random(seed)
     shapes = set()
     for _ in range(count):
-        m, n = (round(10 ** rng.uniform(2.7, 3.9)) for _ in range(2))
-        k = round(10 ** rng.uniform(1.8, 3.9))
-        if m * n * k <= 2 ** 36:
+        m, n = (round(10 ** rng.uniform(*sizes)) for _ in range(2))
+        k = round(10 ** rng.uniform(*depths))
+        if not max_volume or m * n * k <= max_volume:
             shapes.add((m, n, k))
     return sorted(shapes)
+
+
+def log_range(text: str) -> tuple[float, float]:
+    """LO:HI (whole numbers, 1 <= LO <= HI) as log10 bounds, for argparse."""
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not LO:HI (two whole numbers)") from None
+    if not 1 <= lo <= hi:
+        raise argparse.ArgumentTypeError(f"'{text}': LO:HI needs 1 <= LO <= HI")
+    return math.log10(lo), math.log10(hi)
 
 
 def ask(where: Path, database: Path, units: int, shapes: str) -> dict:
@@ -93,6 +120,14 @@ def main() -> None:
     ap.add_argument("--shapes", help="MxNxK,...")
     ap.add_argument("--random", type=int, default=0, help="draw this many shapes")
     ap.add_argument("--seed", type=int, default=20261206)
+    ap.add_argument("--sizes", type=log_range, default=SIZES, metavar="LO:HI",
+                    help="m and n of the draw (default 501:7943)")
+    ap.add_argument("--depths", type=log_range, default=DEPTHS, metavar="LO:HI",
+                    help="k of the draw (default 63:7943)")
+    ap.add_argument("--max-volume", type=int, default=2 ** 36,
+                    help="drawn shapes of more multiply-adds are left out (0: none is)")
+    ap.add_argument("--pick", type=int, default=0,
+                    help="print last this many of the changed shapes, chosen at random")
     ap.add_argument("--database", default="clgemm/tuned/nvidia-h200.json",
                     help="the shipped file whose entries both versions choose from, as a "
                          "path inside each version")
@@ -100,7 +135,10 @@ def main() -> None:
     args = ap.parse_args()
     if len(args.versions) != 2:
         ap.error("--versions takes two NAME=DIR items")
-    shapes = ["x".join(map(str, s)) for s in draw(args.random, args.seed)] if args.random else []
+    if args.max_volume < 0 or args.pick < 0:
+        ap.error("--max-volume and --pick take 0 or more")
+    drawn = draw(args.random, args.seed, args.sizes, args.depths, args.max_volume)
+    shapes = ["x".join(map(str, s)) for s in drawn] if args.random else []
     try:
         given = entries.shape_list(args.shapes) if args.shapes else []
     except ValueError as e:
@@ -118,6 +156,10 @@ def main() -> None:
     for s in changed:
         print(f"  {s:<18} {json.dumps(answers[0][s])} -> {json.dumps(answers[1][s])}")
     print(",".join(changed))
+    if args.pick:
+        picked = random.Random(args.seed).sample(changed, min(args.pick, len(changed)))
+        print(f"{len(picked)} of them at random (--pick {args.pick}, --seed {args.seed}):")
+        print(",".join(picked))
 
 
 if __name__ == "__main__":

@@ -618,9 +618,10 @@ def test_changed_choices_compares_two_versions_choices():
     script = root / "scripts" / "changed_choices.py"
     shapes = "999x999x999,1023x1023x1023,2047x2047x63,4096x4096x4096,5003x3001x2039"
 
-    def run(versions):
+    def run(versions, *extra):
         out = subprocess.run([sys.executable, str(script), "--versions", versions, "--shapes",
-                              shapes], capture_output=True, text=True, cwd=root, check=True)
+                              shapes, *extra], capture_output=True, text=True, cwd=root,
+                             check=True)
         return out.stdout.splitlines()
 
     assert run(f"a={root},b={root}")[0].startswith("0 of 5 shapes change")
@@ -636,6 +637,7 @@ def test_changed_choices_compares_two_versions_choices():
                                  unaligned_heavy_volume=0)
         (other / "clgemm/tuned/nvidia-h200.json").write_text(jsonlib.dumps(doc))
         lines = run(f"a={root},b={other}")
+        picked = run(f"a={root},b={other}", "--pick", "1", "--seed", "3")
     finally:
         shutil.rmtree(other)
     changed = lines[1:-1]
@@ -643,6 +645,33 @@ def test_changed_choices_compares_two_versions_choices():
     for line in changed:
         before, after = (jsonlib.loads(x) for x in line.split(None, 1)[1].split(" -> "))
         assert before[:2] == after[:2] and before[2] and not after[2]
+    # --pick: the same report, then one of the changed shapes, named on the last line
+    assert picked[:-2] == lines and picked[-2].startswith("1 of them at random")
+    assert picked[-1] in lines[-1].split(",")
+
+
+def test_changed_choices_draws_the_ranges_it_is_given(monkeypatch):
+    """changed_choices.py's --random draw: its defaults draw what they drew on 2026-12-06
+    (400 draws, 391 shapes of at most 2^36 multiply-adds, the count its docstring and
+    results/h100 cite), and --sizes, --depths and --max-volume widen it to the sizes users
+    bring; a range that is not LO:HI is named."""
+    import argparse
+    import importlib.util
+    import math
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "changed_choices.py"
+    monkeypatch.syspath_prepend(str(path.parent))      # as when run: scripts/ first
+    spec = importlib.util.spec_from_file_location("changed_choices", path)
+    cc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cc)
+    assert len(cc.draw(400, 20261206)) == 391
+    wide = cc.draw(500, 7, cc.log_range("16:8192"), cc.log_range("16:8192"), 0)
+    assert len(wide) > 450 and all(16 <= x <= 8192 for s in wide for x in s)
+    assert min(math.prod(s) for s in wide) < 501 ** 2 * 63        # below the default range
+    assert max(math.prod(s) for s in wide) > 2 ** 36                 # past the default cap
+    for bad in ("16", "a:b", "0:8", "9:2"):
+        with pytest.raises(argparse.ArgumentTypeError, match="LO:HI"):
+            cc.log_range(bad)
 
 
 def test_job_summary_compare_names_each_sides_launch(tmp_path):
