@@ -10,7 +10,9 @@ the speedup. Every timed output must have been verified against float64.
 
 `compare OUT --before LABEL --after LABEL`: the same table for any two labels of rounds
 (`gpu_job.sh ship-and-compare`: before-N/ and after-N/), with each side's call against
-cuBLAS's in the same bench where it ran.
+cuBLAS's in the same bench where it ran, and a line each for the shapes whose launch
+changed and those whose launch did not (their speedups' geometric mean, range, and the
+shapes that moved by more than 5% either way).
 
 `tune-rate FILE`: configurations a second, from `clgemm tune --json` lines in FILE.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -103,7 +106,25 @@ def compare(out: Path, first: str, second: str) -> None:
         ratios = " / ".join("-" if v is None else f"{v:.3f}" for v in (vb, va))
         print(f"{row['shape']:<16} {b:11.4f} {a:11.4f} {b / a:8.2f}  {ratios:>17}  "
               f"{row[first]} -> {row[second]}")
+    changed = [r["speedup"] for r in table if r[first] != r[second]]
+    same = [r["speedup"] for r in table if r[first] == r[second]]
+    print(overall("launch changed", changed, len(table)))
+    print(overall("same launch (the rounds' noise)", same, len(table)))
     (out / "summary.json").write_text(json.dumps(table, indent=1))
+
+
+def overall(what: str, speedups: list[float], shapes: int) -> str:
+    """One line over a group of the table's shapes: how many, the geometric mean of their
+    speedups and its range, and how many moved by more than 5% each way; what a decision
+    to ship reads first, with the shapes whose launch did not change beside it as the
+    measure of noise."""
+    if not speedups:
+        return f"{what}: 0 of {shapes} shapes"
+    mean = math.exp(sum(map(math.log, speedups)) / len(speedups))
+    return (f"{what}: {len(speedups)} of {shapes} shapes, geomean x{mean:.3f} "
+            f"(x{min(speedups):.2f}-{max(speedups):.2f}), faster by over 5% at "
+            f"{sum(x > 1.05 for x in speedups)}, slower by over 5% at "
+            f"{sum(x < 1 / 1.05 for x in speedups)}")
 
 
 if __name__ == "__main__":

@@ -678,7 +678,8 @@ def test_job_summary_compare_names_each_sides_launch(tmp_path):
     """scripts/job_summary.py compare (gpu_job.sh compare and ship-and-compare): the median
     whole call of each side over its rounds, the speedup, and the launch each side took (the
     entry's tuned shape, slices, floats read in place), which said only "5 tuned" when a
-    new entry took a shape over; an unverified row is refused, not tabled."""
+    new entry took a shape over, then the geomean of the shapes whose launch changed and of
+    those whose launch did not; an unverified row is refused, not tabled."""
     import json as jsonlib
     import subprocess
     import sys
@@ -707,6 +708,10 @@ def test_job_summary_compare_names_each_sides_launch(tmp_path):
     line = out.stdout.splitlines()[1]
     assert line.split()[:4] == ["300x200x70", "0.3000", "0.1000", "3.00"]
     assert line.endswith("5 6144x6144x256 floats -> 5 4096x4096x64 2 slices")
+    # the lines a decision reads: the changed launches' geomean, the unchanged ones' (noise)
+    assert out.stdout.splitlines()[-2:] == [
+        "launch changed: 1 of 1 shapes, geomean x3.000 (x3.00-3.00), faster by over 5% at 1, "
+        "slower by over 5% at 0", "same launch (the rounds' noise): 0 of 1 shapes"]
     table = jsonlib.loads((tmp_path / "summary.json").read_text())
     assert table[0]["speedup"] == pytest.approx(3.0) and table[0]["rounds"] == 2
     sides["after"][0]["verified"] = False
