@@ -16,8 +16,9 @@ parameter in capitals (TSM=128; give all of the kernel's parameters: the ones le
 take the registry's defaults, not the tuned entry's). Each call is
 plan(a, b) on device Arrays (dense, rows of k and n floats, as `clgemm bench` makes them)
 plus queue.finish(), host wall-clock; each variant's output is checked against float64
-on sampled rows first. Prints a table (median ms, x the first variant, x cuBLAS) and, with
---json, writes the rows with each plan's describe().
+on sampled rows first. Prints a table (median ms, x the first variant, x cuBLAS), then for
+each later variant its geomean x the first where its plan differs and where it does not,
+and, with --json, writes the rows with each plan's describe().
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pyopencl as cl
 import clgemm
 from clgemm import bench, contenders, db, device, entries, kernels, launch
 from clgemm.thresholds import DEFAULTS, LIMITS
+from job_summary import overall      # (scripts/ comes first on the path)
 
 
 def variant(text: str) -> tuple[str, dict, dict, dict]:
@@ -90,6 +92,28 @@ def make_plan(queue, shape, options: dict, params: dict, thresholds: dict, p) ->
         db.thresholds = measured
         clear()
     return plan
+
+
+def against_first(rows: list[dict], names: list[str]) -> list[str]:
+    """Each later variant against the first over the shapes both ran, apart where its plan
+    differs from the first's (the launches the variant changes) and where it does not (the
+    rounds' noise): job_summary.overall's lines, x the first as the table gives it."""
+    by = {(r["m"], r["n"], r["k"], r["variant"]): r for r in rows}
+    lines = []
+    for name in names[1:]:
+        changed, same, shapes = [], [], 0
+        for (m, n, k, v), r in by.items():
+            base = by.get((m, n, k, names[0]))
+            if v != name or not base or not r.get("call_ms_median") \
+                    or not base.get("call_ms_median"):
+                continue
+            shapes += 1
+            ratio = base["call_ms_median"] / r["call_ms_median"]
+            (same if r.get("plan") == base.get("plan") else changed).append(ratio)
+        lines.append(f"{name} over {names[0]}, " + overall("plan changed", changed, shapes))
+        lines.append(f"{name} over {names[0]}, " + overall("same plan (the rounds' noise)",
+                                                           same, shapes))
+    return lines
 
 
 def clear() -> None:
@@ -180,6 +204,8 @@ def main() -> None:
                   f"{'-' if t is None else f'{t:.4f}':>9} "
                   f"{(first / t if t and first else float('nan')):8.3f} "
                   f"{(cub / t if t and cub else float('nan')):9.3f}  {what}")
+    for line in against_first(rows, [v[0] for v in variants]):
+        print(line)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": q.device.name.strip(), "driver": q.device.driver_version.strip(),

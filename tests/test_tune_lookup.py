@@ -441,17 +441,25 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     assert GemmPlan(queue, "5", shape=target).params == a
 
 
-def test_plans_script_variants_choose_entries_with_their_own_thresholds(queue, rng):
-    """scripts/plans.py measures a threshold before it becomes a rule: a variant of
-    latency_warps (or near_within, wave_margin, tile_waste) must choose its own entry,
-    not the one launch.tuned_entry kept from the variant made before it."""
+def _plans_script(monkeypatch):
+    """scripts/plans.py as a module, with scripts/ first on the path as when it runs."""
     import importlib.util
-    import pyopencl.array as cla
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "scripts" / "plans.py"
+    monkeypatch.syspath_prepend(str(path.parent))
     spec = importlib.util.spec_from_file_location("plans_script", path)
     plans = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plans)
+    return plans
+
+
+def test_plans_script_variants_choose_entries_with_their_own_thresholds(queue, rng,
+                                                                        monkeypatch):
+    """scripts/plans.py measures a threshold before it becomes a rule: a variant of
+    latency_warps (or near_within, wave_margin, tile_waste) must choose its own entry,
+    not the one launch.tuned_entry kept from the variant made before it."""
+    import pyopencl.array as cla
+    plans = _plans_script(monkeypatch)
     dev = queue.device
     cu = dev.max_compute_units
     a = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
@@ -465,6 +473,27 @@ def test_plans_script_variants_choose_entries_with_their_own_thresholds(queue, r
     chosen = [plans.make_plan(queue, (m, n, k), {}, {}, t, p).describe()["params"]
               for t in ({}, {"latency_warps": 0}, {})]
     assert chosen == [b, a, b]
+
+
+def test_plans_script_sums_each_variant_against_the_first(monkeypatch):
+    """plans.py's closing lines: each later variant x the first (first's ms over its own),
+    geomean over the shapes where its plan differs from the first's and, apart, where it is
+    the same; a shape either side failed at is left out."""
+    plans = _plans_script(monkeypatch)
+
+    def row(shape, variant, ms, plan):
+        return {"m": shape, "n": 1, "k": 1, "variant": variant, "call_ms_median": ms,
+                "plan": {"splits": plan}}
+    rows = [row(1, "gemm", 2.0, 1), row(1, "off", 1.0, 2),      # changed, x2
+            row(2, "gemm", 1.0, 1), row(2, "off", 2.0, 4),      # changed, x0.5
+            row(3, "gemm", 1.0, 1), row(3, "off", 1.0, 1),      # same, x1
+            row(4, "gemm", 1.0, 1), {"m": 4, "n": 1, "k": 1, "variant": "off",
+                                     "status": "failed"}]
+    assert plans.against_first(rows, ["gemm", "off"]) == [
+        "off over gemm, plan changed: 2 of 3 shapes, geomean x1.000 (x0.50-2.00), faster "
+        "by over 5% at 1, slower by over 5% at 1",
+        "off over gemm, same plan (the rounds' noise): 1 of 3 shapes, geomean x1.000 "
+        "(x1.00-1.00), faster by over 5% at 0, slower by over 5% at 0"]
 
 
 def test_wave_steps_counts_latency_warps_and_slow_split_builds():
