@@ -238,9 +238,13 @@ def _few_wave(kern: kernels.Kernel, params: Mapping[str, int], f: Facts) -> floa
     its schedulers little to hide loads with: 676x147x5249 ran x0.78 in 2 slices of 66
     such groups against 8 of another entry's (H200, 2026-12-07, results/h200/raw/
     entries-deep-shallow-2026-12-07-1f3394a.txt, table 8); not measured as a rule yet."""
+    return f.compute_units * max(f["split_fill"], f["split_few_warps"] / _warps(kern, params))
+
+
+def _warps(kern: kernels.Kernel, params: Mapping[str, int]) -> float:
+    """Warps a work-group of these parameters, at least one."""
     lx, ly = kern.geometry.local(params)
-    warps = max(1.0, lx * ly / WARP)
-    return f.compute_units * max(f["split_fill"], f["split_few_warps"] / warps)
+    return max(1.0, lx * ly / WARP)
 
 
 def _depth(k: int, s: int) -> int:
@@ -398,8 +402,7 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     groups, depth = tiles(kern, params, at)
     groups *= s
     r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
-    lx, ly = kern.geometry.local(params)
-    warps, hidden = max(1.0, lx * ly / WARP), f["latency_warps"]
+    warps, hidden = _warps(kern, params), f["latency_warps"]
     units = f.compute_units
     if groups <= r * units:
         waves = -(-groups // units) * warps + hidden

@@ -137,8 +137,8 @@ def main() -> None:
         ap.error("--versions takes two NAME=DIR items")
     if args.max_volume < 0 or args.pick < 0:
         ap.error("--max-volume and --pick take 0 or more")
-    drawn = draw(args.random, args.seed, args.sizes, args.depths, args.max_volume)
-    shapes = ["x".join(map(str, s)) for s in drawn] if args.random else []
+    shapes = ["x".join(map(str, s))
+              for s in draw(args.random, args.seed, args.sizes, args.depths, args.max_volume)]
     try:
         given = entries.shape_list(args.shapes) if args.shapes else []
     except ValueError as e:

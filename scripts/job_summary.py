@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -120,7 +119,7 @@ def overall(what: str, speedups: list[float], shapes: int) -> str:
     measure of noise."""
     if not speedups:
         return f"{what}: 0 of {shapes} shapes"
-    mean = math.exp(sum(map(math.log, speedups)) / len(speedups))
+    mean = statistics.geometric_mean(speedups)
     return (f"{what}: {len(speedups)} of {shapes} shapes, geomean x{mean:.3f} "
             f"(x{min(speedups):.2f}-{max(speedups):.2f}), faster by over 5% at "
             f"{sum(x > 1.05 for x in speedups)}, slower by over 5% at "

@@ -98,18 +98,18 @@ def against_first(rows: list[dict], names: list[str]) -> list[str]:
     """Each later variant against the first over the shapes both ran, apart where its plan
     differs from the first's (the launches the variant changes) and where it does not (the
     rounds' noise): job_summary.overall's lines, x the first as the table gives it."""
-    by = {(r["m"], r["n"], r["k"], r["variant"]): r for r in rows}
+    firsts = {(r["m"], r["n"], r["k"]): r for r in rows if r["variant"] == names[0]}
     lines = []
     for name in names[1:]:
-        changed, same, shapes = [], [], 0
-        for (m, n, k, v), r in by.items():
-            base = by.get((m, n, k, names[0]))
-            if v != name or not base or not r.get("call_ms_median") \
+        changed, same = [], []
+        for r in rows:
+            base = firsts.get((r["m"], r["n"], r["k"]))
+            if r["variant"] != name or not base or not r.get("call_ms_median") \
                     or not base.get("call_ms_median"):
                 continue
-            shapes += 1
             ratio = base["call_ms_median"] / r["call_ms_median"]
             (same if r.get("plan") == base.get("plan") else changed).append(ratio)
+        shapes = len(changed) + len(same)
         lines.append(f"{name} over {names[0]}, " + overall("plan changed", changed, shapes))
         lines.append(f"{name} over {names[0]}, " + overall("same plan (the rounds' noise)",
                                                            same, shapes))
