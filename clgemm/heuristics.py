@@ -157,10 +157,9 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     slices no thinner than the tuned ones over split_thinner (or split_min_k); without, the
     count that leaves the fewest waves of work (_fill_splits); where neither takes a count,
     the one that evens out the groups each unit runs (_wave_splits). On a grid of fewer
-    groups than a wave (_few_wave: in warps, where split_few_warps says so), except at a
-    tuned count's own shape, at least _fill_splits' count for that wave with slices
-    split_few_min_k deep (a deep product of few tiles, whose tuned counts and split_min_k
-    leave most units idle). Any count is then trimmed so that every slice
+    groups than a wave, except at a tuned count's own shape, at least _fill_splits' count
+    with slices split_few_min_k deep (a deep product of few tiles, whose tuned counts and
+    split_min_k leave most units idle). Any count is then trimmed so that every slice
     holds at least one tile of k."""
     if not kern.split_k:
         return 1
@@ -224,21 +223,12 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
         own, s = False, _fill_splits(groups, k, f)
         if s == 1:
             s = _wave_splits(groups, k, f, block)
-    few, wave = f["split_few_min_k"], _few_wave(kern, params, f)
-    if few and not own and groups < wave:
-        s = max(s, _fill_splits(groups, k, f, few, wave))
+    few = f["split_few_min_k"]
+    if few and not own and groups < f["split_fill"] * f.compute_units:
+        s = max(s, _fill_splits(groups, k, f, few))
     while s > 1 and not workspace_fits(s, m, n, SPLIT_ROW, f):
         s //= 2
     return s
-
-
-def _few_wave(kern: kernels.Kernel, params: Mapping[str, int], f: Facts) -> float:
-    """The work-groups of a wave for split_few_min_k's rule: split_fill a compute unit, or
-    enough smaller groups for split_few_warps warps a unit. One 2-warp group a unit leaves
-    its schedulers little to hide loads with: 676x147x5249 ran x0.78 in 2 slices of 66
-    such groups against 8 of another entry's (H200, 2026-12-07, results/h200/raw/
-    entries-deep-shallow-2026-12-07-1f3394a.txt, table 8); not measured as a rule yet."""
-    return f.compute_units * max(f["split_fill"], f["split_few_warps"] / _warps(kern, params))
 
 
 def _warps(kern: kernels.Kernel, params: Mapping[str, int]) -> float:
@@ -254,8 +244,7 @@ def _depth(k: int, s: int) -> int:
     return -(-k // s)
 
 
-def _fill_splits(groups: int, k: int, f: Facts, min_k: float | None = None,
-                 wave: float | None = None) -> int:
+def _fill_splits(groups: int, k: int, f: Facts, min_k: float | None = None) -> int:
     """Slices of k for an untuned launch. The counts are the doublings up to the first that
     makes two waves of groups (a wave: split_fill per compute unit), slices split_min_k
     deep or more; of these, the one with the fewest waves of unsplit work, ceil(groups * s
@@ -266,9 +255,8 @@ def _fill_splits(groups: int, k: int, f: Facts, min_k: float | None = None,
     80-128 groups of 64x128 at k = 1024 ran 13-18% slower in the two slices that doubling
     to a full wave gave than unsplit (the rule before), 96 of them at k = 4096 33% faster in
     four; 104 or 128 groups of 128x128 at k = 4096 18-23% faster in two. `min_k`: another
-    bound than split_min_k (split_few_min_k, for grids of fewer groups than a wave), and
-    `wave` another wave than split_fill groups a unit (_few_wave)."""
-    wave = f["split_fill"] * f.compute_units if wave is None else wave
+    bound than split_min_k (split_few_min_k, for grids of fewer groups than a wave)."""
+    wave = f["split_fill"] * f.compute_units
     min_k = f["split_min_k"] if min_k is None else min_k
     best, best_cost = 1, 1.0
     s = 1

@@ -36,9 +36,6 @@ DEFAULTS: dict[str, float] = {
     # changed x1.02-1.58 (250x165x6509 0.55 -> 0.86x cuBLAS, 322x954x3932 x1.12), the 32
     # unchanged x1.001; at 128, 8 changed x1.09 geomean, 273x225x6976 x0.96 in 32 slices
     "split_few_min_k": 256,
-    # ...where a wave holds at least this many warps a compute unit, for groups of fewer
-    # (0: a wave is split_fill groups a unit, whatever their size; not measured yet)
-    "split_few_warps": 0,
     # ...and where those give none, the count that cuts the k steps of the busiest compute
     # unit by split_wave_gain (0: never); for register blocks of at most
     # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
@@ -189,7 +186,6 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_waste": (1, _INF),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
     "split_thinner": (1, _INF), "split_few_min_k": (0, _INF),
-    "split_few_warps": (0, _INF),
     "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),

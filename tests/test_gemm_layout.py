@@ -271,31 +271,6 @@ def test_split_few_groups_thinner_slices():
     assert splits(k5, p32, (250, 165, 200), on) == 1                    # too shallow
 
 
-def test_split_few_wave_counts_warps_where_asked():
-    """split_few_warps (0, off, by default) counts split_few_min_k's wave in warps a unit:
-    66 groups of 2 warps (32x64 tiles, 4x8 a work-item) at 676x147x5249 fill a wave of one
-    group a unit in 2 slices, and one of 8 warps a unit (4 groups) in 8; groups of 8 warps
-    or more, and grids of a wave or more, keep their count."""
-    from clgemm import kernels
-    from clgemm.heuristics import splits
-    from clgemm.thresholds import DEFAULTS, LIMITS, Facts
-    k5 = kernels.get("5")
-    p2 = dict(TSM=32, TSN=64, TSK=16, WPTM=4, WPTN=8, WIDTH=4, PAD=1)       # 64 items
-    p8 = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1)      # 256 items
-    tuned = ((128, 128, 2048), 8)
-    assert DEFAULTS["split_few_warps"] == 0 and LIMITS["split_few_warps"][0] == 0
-
-    def at(warps, params, shape, tune=tuned):
-        f = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_few_warps=warps))
-        return splits(k5, params, shape, f, tuned=tune)
-
-    assert (at(0, p2, (676, 147, 5249)), at(4, p2, (676, 147, 5249))) == (2, 4)
-    assert at(8, p2, (676, 147, 5249)) == 8
-    assert at(8, p2, (128, 128, 2048)) == 8                      # the tune's own count
-    assert at(8, p8, (250, 165, 6509), None) == at(0, p8, (250, 165, 6509), None)
-    assert at(8, p2, (4096, 4096, 4096)) == at(0, p2, (4096, 4096, 4096))
-
-
 def test_split_evens_out_each_units_steps():
     """Where the other rules take no slices, a count is taken where it cuts the busiest
     unit's k steps (its share of the groups, rounded up, times the deepest slice) by
@@ -563,9 +538,10 @@ FLOAT_POINTS = [dict(TSM=16, TSN=16, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=1),
                 dict(TSM=32, TSN=32, TSK=8, WPTM=8, WPTN=8, WIDTH=4, PAD=1)]
 
 
-@pytest.mark.parametrize("kernel", ["5", "6"])
+# kernel 6 is kernel 5's file with another write-back (WRITE_C): its loads are kernel 5's,
+# so it is checked at one point, where its epilogue meets every shape's edges
+@pytest.mark.parametrize("kernel,point", [("5", p) for p in range(len(FLOAT_POINTS))] + [("6", 0)])
 @pytest.mark.parametrize("m,n,k", FLOAT_SHAPES)
-@pytest.mark.parametrize("point", range(len(FLOAT_POINTS)))
 def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kernel, m, n, k,
                                                     point):
     """Device operands whose rows are not whole vectors (leading dimensions 29, 53, 13...)
