@@ -462,14 +462,17 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     """Of (kernel key, entry) pairs ranked nearest first (db.near, usable ones only), the
     one to launch at `shape`: entries whose tiles waste over tile_waste times the least are
     passed over (but one tuned at this very shape), then of those within near_within of the
-    nearest, one predicted faster than the nearest by wave_margin, else the nearest. The
+    nearest, one predicted faster than the nearest by wave_margin, and of those farther but
+    within far_within, one predicted faster by far_margin, else the nearest. The
     nearest is predicted at the launch it would make, its whole tiles apart where `peel`
     takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its 16 x 16 one:
     it stays, where the 2240^3 entry had been taken); not knowing the operands' alignment,
     as if the call read none of them a float at a time, where peel is not taken. The
     others are not: on an H100, peeled entries taken over a nearer one ran x0.72-1.28 as
     fast at 39 shapes, the worst a 32 x 128 entry at a wave of 4 groups a unit
-    (results/h100/README.md)."""
+    (results/h100/README.md). The wave prediction carries farther than near_within, but
+    less surely: it knows nothing of a far entry's float build or caches, so only a large
+    predicted gain (far_margin) takes one (thresholds.py has the measurements)."""
     from . import db
     if not candidates:
         return None
@@ -480,10 +483,18 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
 
     waste = [tile_waste(kern(key), e["params"], shape) for key, e in candidates]
     least = min(waste)
-    near = db.closest([ke for ke, w in zip(candidates, waste)
-                       if w <= f["tile_waste"] * least or ke[1]["shape"] == shape],
-                      shape, f["near_within"])
-    if len(near) == 1 or near[0][1]["shape"] == shape or any("resident" not in e for _, e in near):
+    kept = [ke for ke, w in zip(candidates, waste)
+            if w <= f["tile_waste"] * least or ke[1]["shape"] == shape]
+    near = db.closest(kept, shape, f["near_within"])
+    if near[0][1]["shape"] == shape or any("resident" not in e for _, e in near):
+        return near[0]
+    # farther candidates, each with the margin it must beat the nearest by; one whose
+    # resident groups were never recorded cannot be predicted and is left out
+    far = [ke for ke in db.closest(kept, shape, max(f["far_within"], f["near_within"]))
+           if "resident" in ke[1] and not any(ke is x for x in near)]
+    near += far
+    margins = [f["wave_margin"]] * (len(near) - len(far)) + [f["far_margin"]] * len(far)
+    if len(near) == 1:
         return near[0]
 
     def predicted(key_entry) -> float:
@@ -496,5 +507,5 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
                 / wave_steps(kn, e["params"], e["shape"], f, e["resident"], split))
 
     times = [predicted(ke) for ke in near]
-    best = min(range(len(near)), key=times.__getitem__)
-    return near[best] if times[best] * f["wave_margin"] < times[0] else near[0]
+    best = min(range(1, len(near)), key=lambda i: times[i] * margins[i])
+    return near[best] if times[best] * margins[best] < times[0] else near[0]

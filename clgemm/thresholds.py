@@ -52,6 +52,16 @@ DEFAULTS: dict[str, float] = {
     # padded C are passed over (a 16-row tile computes 16 rows for m = 1)
     "near_within": 0.7,
     "wave_margin": 1.05,
+    # ...and entries farther than near_within but within far_within of the nearest (0:
+    # none), taken where predicted faster by far_margin: the prediction misses more with
+    # distance (a far entry's float build, its caches). H100, the H200's database, whole
+    # calls (2026-12-07): near_within 1.5 alone x1.048 at 47 drawn shapes whose launch it
+    # changed, 10 slower by over 5% (40x6366x507 x0.72), where a predicted gain under
+    # 1.15 took 9 of them; far_within 1.5 with far_margin 1.2 x1.161 and x1.128 at two
+    # later draws of 45 (25 shapes faster by over 5% in each, 5 and 1 slower; 2086x321x445
+    # x0.77). Off by default: measured on Hopper's entries only; the H200's database sets it
+    "far_within": 0,
+    "far_margin": 1.2,
     # ...predicted with a compute unit's g groups of w warps taking (g*w + latency_warps) / w
     # times one group's steps (heuristics.wave_steps): H100, whole calls at 1023^3 against
     # 2047x1023x1023, 2 groups a unit took 1.43x the time of one for 16x8 blocks (4 warps),
@@ -189,6 +199,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
+    "far_within": (0, _INF), "far_margin": (1, _INF),
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),

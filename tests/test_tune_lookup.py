@@ -553,6 +553,36 @@ def test_an_entry_whose_tiles_waste_c_is_passed_over(queue):
     assert GemmPlan(queue, "5", shape=(2, 320, 320)).params == tall
 
 
+def test_a_far_entry_is_taken_only_for_a_large_predicted_gain():
+    """Entries farther than near_within from the nearest are candidates only within
+    far_within, and win only where predicted faster by far_margin: at 1138x395x6974 the
+    H200's 256x256x6144 entry (64x128 tiles of 8x4 in 4 slices) is nearest (distance 2.05)
+    and 2240^3's 16x4 point lies 1.5 farther, predicted 2.3 times as fast. A far entry
+    whose resident groups were never recorded cannot be predicted and is left out."""
+    from clgemm import heuristics
+    from clgemm.thresholds import DEFAULTS, Facts
+    near = dict(shape=(256, 256, 6144), gflops=25178.4, resident={"checked": 2, "exact": 3},
+                splits=16, params=dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1))
+    far = dict(shape=(2240,) * 3, gflops=41259.5, resident={"checked": 3, "exact": 3},
+               params=dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0))
+    shape = (1138, 395, 6974)
+    assert 0.7 < db.distance(far["shape"], shape) - db.distance(near["shape"], shape) < 1.5
+
+    def chosen(ranked, **given):
+        return heuristics.choose_entry(ranked, "5", shape,
+                                       Facts(132, thresholds=dict(DEFAULTS, **given)))[1]
+    ranked = [("5", near), ("5", far)]
+    assert chosen(ranked) is near                                   # far_within 0: none
+    assert chosen(ranked, far_within=1.5, far_margin=1.2) is far
+    assert chosen(ranked, far_within=1.5, far_margin=3.0) is near   # too small a gain
+    assert chosen(ranked, far_within=1.0, far_margin=1.2) is near   # too far
+    unknown = dict(far)
+    del unknown["resident"]
+    assert chosen([("5", near), ("5", unknown)], far_within=1.5, far_margin=1.2) is near
+    # within near_within the margin is wave_margin's, as before
+    assert chosen(ranked, near_within=1.5, far_within=1.5, far_margin=3.0) is far
+
+
 def test_a_near_entry_the_device_rejects_is_passed_over(queue, monkeypatch):
     """A near entry whose configuration this device cannot launch (on the H200, 256 x 256
     x 32 tiles need 64 KiB of local memory; pocl has room, so its check is made to refuse
