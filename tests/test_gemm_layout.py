@@ -320,11 +320,12 @@ def test_split_evens_out_each_units_steps():
     assert splits(k5, p16, (1500, 1500, 1000), f, tuned=((1850, 1850, 1850), 1)) == 1
 
 
-def test_split_k_rule(queue):
+def test_split_k_rule(queue, thresholds):
     """Auto splits only when C has too few tiles for the device, into slices >= 192 deep,
     and every slice keeps at least one tile of k; kernels without split-K never split, and
     refuse a count asked of them."""
     from clgemm.thresholds import DEFAULTS
+    thresholds(split_few_min_k=256)     # the default, over a database's own
     SPLIT_FILL, SPLIT_MIN_K = DEFAULTS["split_fill"], DEFAULTS["split_min_k"]
     cus = queue.device.max_compute_units
     plan = GemmPlan(queue, "5", P5)                    # 32 x 32 tiles, TSK=8
@@ -335,8 +336,14 @@ def test_split_k_rule(queue):
     # too short to split: slices under split_wave_min_k (on a device of few units, where
     # one tile of C is a group a unit or more, _wave_splits would cut a longer k)
     assert plan.splits(1, 32, 2 * DEFAULTS["split_wave_min_k"] - 8) == 1
-    # a shorter k stops the doubling where slices would fall under SPLIT_MIN_K
-    assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4, 1 << (want - 1).bit_length())
+    # a shorter k stops the doubling where slices would fall under split_few_min_k (one
+    # tile of C is a grid under a wave), and without that rule under SPLIT_MIN_K; on a
+    # device of 132 units 8 and 4 slices, on one of 2 units 2 either way
+    fill = 1 << (want - 1).bit_length()
+    assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4 * SPLIT_MIN_K // 256, fill)
+    thresholds(split_few_min_k=0)
+    plan = GemmPlan(queue, "5", P5)
+    assert plan.splits(1, 32, 4 * SPLIT_MIN_K) == min(4, fill)
     big = -(-want // 1) * 32                            # enough tiles of C already
     assert plan.splits(32, big, long) == 1
     fixed = GemmPlan(queue, "5", P5, split_k=7)
