@@ -78,7 +78,8 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
     in work-groups of at least `unaligned_light_items` work-items, or
     `unaligned_heavy_volume` for blocks of at least `unaligned_heavy_block` sums whose
     copies would move `unaligned_heavy_share` floats a multiply-add or more (`copied`: of
-    the left operand, m x k, and the right one, k x n). The build's loads slow a large
+    the left operand, m x k, and the right one, k x n), and for any block and volume where
+    they would move `unaligned_share` or more. The build's loads slow a large
     block's tile loop by 12-20%, a cost that grows with m*n*k, while the copies it saves
     are a launch and a pass over the operands copied."""
     if not kern.unaligned or mode == "yes":
@@ -88,10 +89,11 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
     block = sums(params)
     lx, ly = kern.geometry.local(params)
     light = block <= f["unaligned_light_block"] and lx * ly >= f["unaligned_light_items"]
+    share = copied[0] / n + copied[1] / m       # floats the copies move a multiply-add
     heavy = (block >= f["unaligned_heavy_block"] and volume <= f["unaligned_heavy_volume"]
-             and copied[0] / n + copied[1] / m >= f["unaligned_heavy_share"])
+             and share >= f["unaligned_heavy_share"])
     return (volume <= f["unaligned_max_volume"] or light and volume <= f["unaligned_light_volume"]
-            or heavy)
+            or heavy or 0 < f["unaligned_share"] <= share)
 
 
 def sums(params: Mapping[str, int]) -> int:

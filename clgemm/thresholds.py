@@ -151,6 +151,14 @@ DEFAULTS: dict[str, float] = {
     "unaligned_heavy_block": 128,
     "unaligned_heavy_volume": 2**31,
     "unaligned_heavy_share": 1 / 2048,
+    # ...and for any block and volume where the copies would move unaligned_share floats a
+    # multiply-add or more (0: never): a narrow side's copy of the other operand costs a
+    # pass over it for few multiply-adds. H100, the H200's database, whole calls against 0
+    # (2026-12-07): at 1/64 (m or n of 64 or less), x1.287 at 8 drawn shapes whose launch
+    # it changed and x1.235 at 17 of a later draw, none slower by over 5% (22x5570x5941
+    # 0.49 -> 0.79x cuBLAS); at 1/128 x1.122 with 7 of 40 slower, at 1/256 x0.979. Off by
+    # default: measured on Hopper only; the H200's database sets it
+    "unaligned_share": 0,
     # cut k into up to group_slices_max (1: never) slices within each work-group (kernel
     # 5's KG build: more warps a compute unit for one tile, the slices' sums added in local
     # memory, no second launch) where the launch is unsplit with at most
@@ -209,7 +217,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),
     "unaligned_light_items": (0, _INF), "unaligned_light_volume": (0, _INF),
     "unaligned_heavy_block": (1, _INF), "unaligned_heavy_volume": (0, _INF),
-    "unaligned_heavy_share": (0, _INF),
+    "unaligned_heavy_share": (0, _INF), "unaligned_share": (0, _INF),
     "group_slices_max": (1, 4), "group_slices_fill": (0, _INF),
     "group_slices_min_steps": (1, _INF), "group_slices_items": (1, _INF),
     "group_slices_float_items": (1, _INF), "group_slices_float_block": (1, _INF),

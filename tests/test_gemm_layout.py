@@ -520,7 +520,7 @@ def test_kmajor_a_transposes_straight_into_the_padded_buffer(queue, rng, thresho
     time, which would pad nothing); then the product."""
     gemm_mod = sys.modules["clgemm.gemm"]
     thresholds(kmajor_min_n=0, kmajor_min_volume=0, pad_min_volume=0, pad_min_k=0, pad_min_mn=0,
-               unaligned_max_volume=0, unaligned_light_volume=0)
+               unaligned_max_volume=0, unaligned_light_volume=0, unaligned_share=0)
     m, n, k = 62, 63, 30                               # 64 x 64 x 32 in whole tiles
     a, b = rand(rng, m, k), rand(rng, k, n)
     plan = GemmPlan(queue, "5", P5)
@@ -571,7 +571,7 @@ def test_unaligned_operands_are_read_where_they_lie(queue, rng, thresholds, kern
         out = []
         for on in (1, 0):
             thresholds(unaligned_max_volume=10**18 if on else 0,
-                       unaligned_light_volume=10**18 if on else 0)
+                       unaligned_light_volume=10**18 if on else 0, unaligned_share=0)
             plan = GemmPlan(queue, kernel, params, transposed_by="kernel", split_k=split)
             dc = cla.to_device(queue, c0)
             prep = gemm_mod.prepare(plan, da.T if ta else da, db_.T if tb else db_, dc, 1.5, beta)
@@ -656,9 +656,35 @@ def test_only_small_products_read_unaligned_rows_by_default(queue):
             is floats, (m, n, k)
 
 
+def test_a_narrow_sides_copies_give_way_to_the_float_build_where_asked():
+    """unaligned_share (0, off, by default; 1/64 in the H200's database): where the copies
+    would move that many floats a multiply-add or more (B's k x n for m rows: 1/m; A's
+    m x k: 1/n), the unaligned operands are read where they lie, for any block and volume:
+    22x5570x5941 with the 32x128x32 8x4 point (groups of 128, too few for the light rule,
+    7.3e8 multiply-adds, past unaligned_max_volume) copied B, 1/22 of a float a
+    multiply-add; with nothing to copy, the rule has nothing to save."""
+    from clgemm import heuristics, kernels
+    from clgemm.thresholds import DEFAULTS, Facts
+    k5 = kernels.get("5")
+    p = dict(TSM=32, TSN=128, TSK=32, WPTM=8, WPTN=4, WIDTH=4, PAD=1)
+
+    def floats(shape, copied, **given):
+        f = Facts(132, thresholds=dict(DEFAULTS, **given))
+        return heuristics.reads_floats(k5, p, shape, f, "auto", copied)
+    assert DEFAULTS["unaligned_share"] == 0
+    shape = (22, 5570, 5941)
+    assert not floats(shape, (True, True))
+    assert floats(shape, (True, True), unaligned_share=1 / 64)
+    assert floats(shape, (False, True), unaligned_share=1 / 64)      # B's copy alone: 1/22
+    assert not floats(shape, (True, False), unaligned_share=1 / 64)  # A's alone: 1/5570
+    assert not floats((220, 5570, 5941), (True, True), unaligned_share=1 / 64)
+    assert floats((5570, 22, 5941), (True, False), unaligned_share=1 / 64)
+    assert not floats(shape, (False, False), unaligned_share=1 / 64)
+
+
 @pytest.mark.parametrize("shape,items,taken", [
     ((37, 53, 27), {}, "floats"),                           # read a float at a time
-    ((37, 53, 29), dict(unaligned_max_volume=0, unaligned_light_volume=0,
+    ((37, 53, 29), dict(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_share=0,
                         unaligned_heavy_volume=0, pad_min_volume=0, pad_min_k=0,
                         pad_min_mn=0, pad_waste=8), "padded"),
     ((64, 64, 64), dict(kmajor_min_n=0, kmajor_min_volume=0), "a_kmajor"),

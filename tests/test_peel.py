@@ -106,7 +106,7 @@ def test_gemm_peels_where_the_rule_says(queue, rng, thresholds, rest):
     launches the whole tiles alone and the rest apart; the result matches float64 where
     the output was poisoned first, and a second call on other Arrays reuses the layout."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
-               peel_min_k=0, peel_min_volume=0)
+               unaligned_share=0, peel_min_k=0, peel_min_volume=0)
     m, n, k = _shape(queue, rest)
     _tuned(queue, (m - rest, n - rest, k))
     assert clgemm.Plan(queue, m, n, k).describe()["peel"] == (m - rest, n - rest)
@@ -138,7 +138,7 @@ def test_peeled_product_with_c_and_transposes(queue, rng, thresholds, ta, tb, ke
     out K-major first, padded or aligned copies: each call's own c is written, and
     nothing past it."""
     thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
-               kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0,
+               unaligned_share=0, kmajor_min_n=0, kmajor_min_volume=0, peel_min_k=0,
                peel_min_volume=0)
     m, n, k = _shape(queue, rest)
     db.record_best(queue.device, kernel, m - rest, n - rest, k, params, 100.0,
