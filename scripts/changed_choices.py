@@ -8,7 +8,9 @@ its own with that version first on PYTHONPATH, which entry of a device's shipped
 database it takes at each shape, in how many slices of k, whether it reads unaligned
 rows in place and, where it has heuristics.peel, the rows and columns of C it launches
 in whole tiles apart from the rest, for a device of --compute-units units, then prints
-the shapes whose answer differs (and a comma-separated list for scripts/plans_versions.py --shapes):
+the shapes whose answer differs (and a comma-separated list for scripts/plans_versions.py
+--shapes); with --launches, only those whose launch differs, not those that take another
+entry of the same parameters (1360^3's and 2240^3's entries are both 64x128x16 with 16x4):
 
     python3 scripts/changed_choices.py --versions before=DIR,after=. --random 400 \\
         --seed 20261206
@@ -68,7 +70,8 @@ for text in sys.argv[3].split(","):
     # C's edges apart (heuristics.peel), where this version has the rule
     cut = (H.peel(k5, p, s, f, e.get("resident"), H.entry_split(e))
            if hasattr(H, "peel") and not floats else None)
-    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats)] + ([list(cut)] if cut else [])
+    point = " ".join(f"{k}={v}" for k, v in sorted(p.items()))
+    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats), point] + ([list(cut)] if cut else [])
 print(json.dumps(out))
 """
 
@@ -132,6 +135,10 @@ def main() -> None:
                     help="the shipped file whose entries both versions choose from, as a "
                          "path inside each version")
     ap.add_argument("--compute-units", type=int, default=132)
+    ap.add_argument("--launches", action="store_true",
+                    help="count a shape as changed only where its launch differs (the "
+                         "parameters, slices, float build, peel), not where another entry "
+                         "with the same parameters is taken")
     args = ap.parse_args()
     if len(args.versions) != 2:
         ap.error("--versions takes two NAME=DIR items")
@@ -149,10 +156,12 @@ def main() -> None:
     answers = []
     for _, root in args.versions:
         answers.append(ask(root, root / args.database, args.compute_units, ",".join(shapes)))
-    changed = [s for s in shapes if answers[0][s] != answers[1][s]]
+    first = 1 if args.launches else 0        # the entry's tuned shape counts, or not
+    changed = [s for s in shapes if answers[0][s][first:] != answers[1][s][first:]]
     (a, _), (b, _) = args.versions
-    print(f"{len(changed)} of {len(shapes)} shapes change (entry's tuned shape, slices, "
-          f"read in place): {a} -> {b}")
+    what = "" if args.launches else "entry's tuned shape, "
+    print(f"{len(changed)} of {len(shapes)} shapes change ({what}slices, read in place, "
+          f"parameters): {a} -> {b}")
     for s in changed:
         print(f"  {s:<18} {json.dumps(answers[0][s])} -> {json.dumps(answers[1][s])}")
     print(",".join(changed))

@@ -666,7 +666,8 @@ def test_changed_choices_compares_two_versions_choices():
     """scripts/changed_choices.py, which lists the shapes where two versions launch kernel
     5 differently (the shapes a GPU A/B of a choosing rule must time): a version against
     itself changes nothing; against a copy whose thresholds read no unaligned row in place,
-    exactly the shapes this one reads in place change, and their entries and slices do not."""
+    exactly the shapes this one reads in place change, and their entries and slices do not;
+    an entry of the same parameters taken instead counts only without --launches."""
     import json as jsonlib
     import shutil
     import subprocess
@@ -697,8 +698,18 @@ def test_changed_choices_compares_two_versions_choices():
         (other / "clgemm/tuned/nvidia-h200.json").write_text(jsonlib.dumps(doc))
         lines = run(f"a={root},b={other}")
         picked = run(f"a={root},b={other}", "--pick", "1", "--seed", "3")
+        # an entry at 4001^3 with 4000^3's parameters (its --shapes replaces run's): at
+        # 4001^3 another entry, the same launch, which --launches does not count
+        doc = jsonlib.loads((root / "clgemm/tuned/nvidia-h200.json").read_text())
+        doc["entries"]["5"]["4001x4001x4001"] = doc["entries"]["5"]["4000x4000x4000"]
+        (other / "clgemm/tuned/nvidia-h200.json").write_text(jsonlib.dumps(doc))
+        same = run(f"a={root},b={other}", "--shapes", "4001x4001x4001")
+        launches = run(f"a={root},b={other}", "--shapes", "4001x4001x4001", "--launches")
     finally:
         shutil.rmtree(other)
+    assert same[0].startswith("1 of 1 shapes change (entry's tuned shape,")
+    assert "4000x4000x4000" in same[1] and "4001x4001x4001" in same[1]
+    assert launches[0].startswith("0 of 1 shapes change (slices,")
     changed = lines[1:-1]
     assert lines[0].startswith(f"{len(changed)} of 5 shapes change") and changed
     for line in changed:
