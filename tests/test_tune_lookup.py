@@ -708,7 +708,9 @@ def test_changed_choices_compares_two_versions_choices():
     finally:
         shutil.rmtree(other)
     assert same[0].startswith("1 of 1 shapes change (entry's tuned shape,")
-    assert "4000x4000x4000" in same[1] and "4001x4001x4001" in same[1]
+    before, after = (jsonlib.loads(x) for x in same[1].split(None, 1)[1].split(" -> "))
+    assert (before[0], after[0]) == ("4000x4000x4000", "4001x4001x4001")
+    assert before[1:] == after[1:]                       # slices, floats, parameters
     assert launches[0].startswith("0 of 1 shapes change (slices,")
     changed = lines[1:-1]
     assert lines[0].startswith(f"{len(changed)} of 5 shapes change") and changed
