@@ -233,12 +233,6 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
     return s
 
 
-def _warps(kern: kernels.Kernel, params: Mapping[str, int]) -> float:
-    """Warps a work-group of these parameters, at least one."""
-    lx, ly = kern.geometry.local(params)
-    return max(1.0, lx * ly / WARP)
-
-
 def _depth(k: int, s: int) -> int:
     """The depth of the deepest of s slices of k, the one the thresholds speak of (k = 1023
     in 2 is slices of 512 and 511, not two of 511: at 2047x1023x1023, 128 groups of
@@ -392,7 +386,8 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     groups, depth = tiles(kern, params, at)
     groups *= s
     r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
-    warps, hidden = _warps(kern, params), f["latency_warps"]
+    lx, ly = kern.geometry.local(params)
+    warps, hidden = max(1.0, lx * ly / WARP), f["latency_warps"]
     units = f.compute_units
     if groups <= r * units:
         waves = -(-groups // units) * warps + hidden
