@@ -4,7 +4,8 @@ gemm() asks these questions of every product: pad the operands into whole tiles 
 read operands whose rows are not whole vectors where they lie or copy them, how many
 slices of k (split-K), whether to lay a row-major A out K-major first, in which
 order the work-groups take C's tiles, which tuned entry to take at a shape nobody tuned,
-whether C's few rows and columns past whole tiles are computed apart (peel), and whether
+whether C's few rows and columns past whole tiles, or its tiles past the last whole wave,
+are computed apart (peel), and whether
 one row or column of C makes it a matrix-vector product (and in how many slices). Their
 thresholds, and the device Facts they come in, are clgemm.thresholds'.
 """
@@ -368,7 +369,8 @@ def columns_first(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
 
 
 def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-               residents: Mapping[str, int], tuned: tuple[Shape, int] | None = None) -> float:
+               residents: Mapping[str, int], tuned: tuple[Shape, int] | None = None,
+               slices: int | None = None) -> float:
     """How long a launch at `shape` takes on its busiest compute unit, in k steps of one
     work-group among a full unit's: under one wave, that unit's share of the groups
     (rounded up) at once; beyond, whole waves of `residents` groups (one group more than a
@@ -380,9 +382,9 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     unit, as if it ran twice as fast as where it was tuned at two: 1024^3's (8-warp groups)
     ran x1.20 as fast there (docs/levers.md). A launch in slices of k of a block of
     split_slow_block sums or more counts split_block_cost times its steps: that split
-    build runs slower, which no count of steps shows."""
+    build runs slower, which no count of steps shows. `slices`: a count other than splits'."""
     at = launched(kern, params, shape, f)
-    s = splits(kern, params, at, f, tuned=tuned)
+    s = splits(kern, params, at, f, tuned=tuned) if slices is None else slices
     groups, depth = tiles(kern, params, at)
     groups *= s
     r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
@@ -400,6 +402,58 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
 def peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
          residents: Mapping[str, int] | None,
          tuned: tuple[Shape, int] | None = None) -> tuple[int, int] | None:
+    """(m1, n1): C's first m1 rows and n1 columns launched alone, unsplit, and the rest as
+    products of their own (layout._Layout.peeled): the few rows and columns past whole
+    tiles (edge_peel), else the tiles past the launch's last whole wave (wave_cut)."""
+    return (edge_peel(kern, params, shape, f, residents, tuned)
+            or wave_cut(kern, params, shape, f, residents, tuned))
+
+
+def wave_cut(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+             residents: Mapping[str, int] | None,
+             tuned: tuple[Shape, int] | None = None) -> tuple[int, int] | None:
+    """(m1, n) or (m, n1): C's first rows (or columns) of tiles that fill the launch's whole
+    waves, launched unsplit, the rest of C a product of its own, its slices of k as its
+    own shape takes them. Where the last wave is part-full, its units wait a whole tile's
+    depth for a few groups, and split-K's counts fill it only with slices of every tile:
+    6910x561x5295 runs 54 x 5 tiles of 128 on 264 places, in 4 slices 5 waves of a
+    quarter of the depth and their sum, where 52 x 5 tiles take one wave of the whole
+    depth and 2 x 5 more, in 16 slices, a sixteenth. Taken where wave_steps of the two
+    beats that of the launch by cut_min_gain (0: never) and the rest holds at most
+    cut_max_rest of a wave of tiles (a larger rest fills the units it would spread over
+    by itself: the model's faster part-full units then mislead it), in products
+    cut_min_k deep and of peel_min_volume multiply-adds or more (shallower ones gained
+    nothing on the whole, and lost up to a fifth at some shapes: thresholds.py). Not in
+    choose_entry's prediction: an entry is chosen as if no launch were cut (where the cut
+    swayed that choice, 2 of 17 entries so taken ran x0.80 and x0.88 on an H100)."""
+    gain = f["cut_min_gain"]
+    m, n, k = shape
+    if (not gain or residents is None or kern.tail or k < f["cut_min_k"]
+            or m * n * k < f["peel_min_volume"]):
+        return None
+    tm, tn, _ = tile_of(kern, params)
+    rows, cols = -(-m // tm), -(-n // tn)
+    best, least = None, (1 - gain) * wave_steps(kern, params, shape, f, residents, tuned)
+    for along_rows in (True, False):
+        whole_of = (tm, n, k) if along_rows else (m, tn, k)       # a main launch's build
+        r = residents["checked" if loads(kern, params, whole_of) == "checked" else "exact"]
+        wave = r * f.compute_units
+        across, other = (cols, rows) if along_rows else (rows, cols)
+        kept = rows * cols // wave * wave // across            # rows (columns) of tiles kept
+        if not 0 < kept < other or (other - kept) * across > f["cut_max_rest"] * wave:
+            continue
+        cut = (kept * tm, n) if along_rows else (m, kept * tn)
+        rest = (m - cut[0], n, k) if along_rows else (m, n - cut[1], k)
+        steps = (wave_steps(kern, params, (*cut, k), f, residents, tuned, slices=1)
+                 + wave_steps(kern, params, rest, f, residents, tuned))
+        if steps < least:
+            best, least = cut, steps
+    return best
+
+
+def edge_peel(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+              residents: Mapping[str, int] | None,
+              tuned: tuple[Shape, int] | None = None) -> tuple[int, int] | None:
     """(m1, n1): C's rows and columns in whole tiles, launched alone, while the few rows
     and columns past them (at most peel_max_share of a tile each way) are computed as
     products of their own (one row or column as a matrix-vector launch). Where one row or
@@ -461,8 +515,8 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     passed over (but one tuned at this very shape), then of those within near_within of the
     nearest, one predicted faster than the nearest by wave_margin, and of those farther but
     within far_within, one predicted faster by far_margin, else the nearest. The
-    nearest is predicted at the launch it would make, its whole tiles apart where `peel`
-    takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its 16 x 16 one:
+    nearest is predicted at the launch it would make, its whole tiles apart where
+    `edge_peel` takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its 16 x 16 one:
     it stays, where the 2240^3 entry had been taken); not knowing the operands' alignment,
     as if the call read none of them a float at a time, where peel is not taken. The
     others are not: on an H100, peeled entries taken over a nearer one ran x0.72-1.28 as
@@ -498,7 +552,8 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
         key, e = key_entry
         kn, split = kern(key), entry_split(e)
         ms = 2.0 * math.prod(e["shape"]) / e["gflops"] * 1e-6     # its measured time
-        cut = peel(kn, e["params"], shape, f, e["resident"], split) if e is near[0][1] else None
+        cut = (edge_peel(kn, e["params"], shape, f, e["resident"], split)
+               if e is near[0][1] else None)
         at = shape if cut is None else (*cut, shape[2])
         return (ms * wave_steps(kn, e["params"], at, f, e["resident"], split)
                 / wave_steps(kn, e["params"], e["shape"], f, e["resident"], split))

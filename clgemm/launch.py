@@ -330,7 +330,7 @@ class GemmPlan:
         guarded = guard and self.kernel.guarded
         cut = self.peel(m, n, k, floats, guarded)
         main = launched if cut is None else (*cut, launched[2])
-        splits = self.splits(*main)
+        splits = self.splits(*main) if cut is None else 1      # peeled: its main unsplit
         return Decisions(floats, launched != (m, n, k), launched, cut, main, splits,
                          self.tail(*main), self.columns_first(*main), guarded,
                          self.groups(*main, splits, floats))

@@ -347,7 +347,7 @@ class _Layout:
         xi = replace(xm, cols=m1) if ta else replace(xm, rows=m1)
         yi = replace(ym, rows=n1) if tb else replace(ym, cols=n1)
         steps, scalars = plan.bound(xi, yi, replace(cm, rows=m1, cols=n1), alpha, beta,
-                                    a_kmajor=ta, b_nmajor=tb)
+                                    a_kmajor=ta, b_nmajor=tb, split_k=1)
         depth = xm.rows if ta else xm.cols
         ins, outs, thin, vectors = [], [], [], []    # copies before and after the thin products
         if rows - m1 == 1:      # C's last row: op(A)'s last row times op(B)

@@ -106,6 +106,21 @@ DEFAULTS: dict[str, float] = {
     # (1; 0: only where neither launch is); the whole tiles' launch is never cut. H200,
     # whole calls against 0: 30 drawn shapes x1.10 geomean, x0.89-1.39 (2026-12-06)
     "peel_split": 1,
+    # launch C's tiles up to the last whole wave alone, unsplit, and the rest of C as a
+    # product of its own, where that saves cut_min_gain of the launch's predicted steps
+    # (heuristics.wave_cut; 0: never) and the rest is at most cut_max_rest of a wave of
+    # tiles, in products cut_min_k deep and of peel_min_volume multiply-adds or more.
+    # H100, the H200's database, whole calls against no cut (2026-12-07,
+    # results/h100/raw/plans-wave-cut-2026-12-07-e676c00.txt): at 80 drawn shapes x1.065
+    # geomean, down to x0.87 where the rest was 0.69 of a wave (65 of them with rests of
+    # at most half a wave x1.085); then at 85 of a later draw x1.087, its 10 losses (to
+    # x0.81) all under k = 3000, the 48 from there x1.149; with k from 3000 and the entry
+    # chosen as if uncut, at 58 shapes of four later draws x1.121 (x0.92-1.43), 47 faster
+    # by over 5%, 1 slower (0.805 -> 0.902x cuBLAS's call). Off by default: measured on
+    # Hopper only; the H200's database sets it
+    "cut_min_gain": 0,
+    "cut_max_rest": 0.5,
+    "cut_min_k": 3000,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -212,6 +227,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_gain": (0, 1), "tail_piece_steps": (0, _INF), "tail_max_slices": (1, _INF),
     "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),
     "peel_min_k": (0, _INF), "peel_min_volume": (0, _INF), "peel_split": (0, 1),
+    "cut_min_gain": (0, 1), "cut_max_rest": (0, _INF),
+    "cut_min_k": (0, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),

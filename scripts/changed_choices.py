@@ -70,6 +70,7 @@ for text in sys.argv[3].split(","):
     # C's edges apart (heuristics.peel), where this version has the rule
     cut = (H.peel(k5, p, s, f, e.get("resident"), H.entry_split(e))
            if hasattr(H, "peel") and not floats else None)
+    slices = 1 if cut else slices                       # a peeled launch's main is unsplit
     point = " ".join(f"{k}={v}" for k, v in sorted(p.items()))
     out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats), point] + ([list(cut)] if cut else [])
 print(json.dumps(out))

@@ -199,7 +199,8 @@ def main() -> None:
             t = r.get("call_ms_median")
             d = r.get("plan") or {}
             what = (f"{d.get('params')} splits {d.get('splits')} padded {d.get('padded')} "
-                    f"floats {d.get('floats')}" if d else r.get("reason", ""))
+                    f"floats {d.get('floats')}" + (f" peel {d['peel']}" if d.get("peel") else "")
+                    if d else r.get("reason", ""))
             print(f"{'x'.join(map(str, shape)):<18} {r['variant']:<14} "
                   f"{'-' if t is None else f'{t:.4f}':>9} "
                   f"{(first / t if t and first else float('nan')):8.3f} "

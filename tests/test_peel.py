@@ -191,3 +191,71 @@ def test_peel_over_operands_read_where_they_lie(queue, rng, thresholds, rows):
         out = plan(cla.to_device(queue, a), cla.to_device(queue, b)).get()
         np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     assert plan.reused == 2
+
+
+def test_wave_cut_rule():
+    """6910x561x5295 at the H200's 128 x 128 point: 54 x 5 tiles, two groups a unit, 264
+    places. Its first 52 rows of tiles are one wave, run unsplit; the other 254 rows a
+    product of their own. Across the columns for the transposed shape. Not where the
+    tiles fill their waves, the gain is under cut_min_gain (0: never), k is under
+    cut_min_k, the product is under peel_min_volume, no resident groups are known, or
+    the kernel spreads its own last wave."""
+    k5 = kernels.get("5")
+    on = Facts(132, thresholds=dict(DEFAULTS, cut_min_gain=0.05))
+
+    def cut(shape, residents=TWO, facts=on, kern=k5, params=H200_POINT):
+        return heuristics.peel(kern, params, shape, facts, residents)
+    assert cut((6910, 561, 5295)) == (6656, 561)
+    assert cut((561, 6910, 5295)) == (561, 6656)
+    assert heuristics.wave_cut(k5, H200_POINT, (6910, 561, 5295), on, TWO) == (6656, 561)
+    # the two products' steps: one wave of the whole depth (662 steps of 8) and 10 tiles in
+    # 16 slices, against 270 tiles in 4 slices of a launch cut in five waves
+    whole = heuristics.wave_steps(k5, H200_POINT, (6656, 561, 5295), on, TWO, slices=1)
+    rest = heuristics.wave_steps(k5, H200_POINT, (254, 561, 5295), on, TWO)
+    assert whole + rest < 0.95 * heuristics.wave_steps(k5, H200_POINT, (6910, 561, 5295),
+                                                       on, TWO)
+    assert cut((6910, 561, 5295), facts=Facts(132)) is None                 # off by default
+    assert cut((4096, 4096, 4096)) is None          # 3.9 waves: the rest is nearly a wave
+    assert cut((2048, 2048, 2048)) is None          # one wave
+    assert cut((6910, 561, 2999)) is None           # cut_min_k
+    assert cut((6910, 561, 5295), residents=None) is None
+    assert cut((6910, 561, 5295), facts=Facts(132, thresholds=dict(
+        DEFAULTS, cut_min_gain=0.05, peel_min_volume=3e10))) is None
+    assert cut((6910, 561, 5295), facts=Facts(132, thresholds=dict(
+        DEFAULTS, cut_min_gain=0.5))) is None
+    k8 = kernels.get("8")
+    assert cut((6910, 561, 5295), kern=k8, params=dict(k8.defaults)) is None
+    # 2624x2048x3072 at 2240^3's 64 x 128 point, three groups a unit: 41 x 16 tiles, of
+    # which 24 rows make a wave of 396 places; the other 17 rows, 272 tiles, are over
+    # cut_max_rest (half a wave) and would fill the units by themselves
+    p64 = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)
+    three = {"checked": 3, "exact": 3}
+    assert cut((2624, 2048, 3072), residents=three, params=p64) is None
+    anyrest = Facts(132, thresholds=dict(DEFAULTS, cut_min_gain=0.05, cut_max_rest=1))
+    assert cut((2624, 2048, 3072), residents=three, params=p64, facts=anyrest) == (1536, 2048)
+
+
+@pytest.mark.parametrize("beta", [0.0, -0.5])
+def test_gemm_cuts_its_last_wave(queue, rng, thresholds, beta):
+    """A product of U + 1 tiles of 32 x 32, one group a unit: its first U rows of tiles are
+    a wave, launched unsplit, and the last row of tiles a product of its own, in slices of
+    k. The result matches float64 where C was poisoned first (beta 0) or read (beta != 0),
+    and a second call reuses the layout."""
+    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
+               unaligned_share=0, peel_min_k=0, peel_min_volume=0, cut_min_gain=0.05,
+               cut_min_k=0, split_wave_gain=0)
+    units = queue.device.max_compute_units
+    m, n, k = 32 * (units + 1) - 5, 29, 2048
+    _tuned(queue, (m, n, k))
+    plan = clgemm.Plan(queue, m, n, k)
+    assert plan.describe()["peel"] == (32 * units, n)
+    assert plan.describe()["splits"] == 1
+    assert plan.launch.at((27, n, k)).splits(27, n, k) > 1       # the rest in slices
+    for _ in range(2):
+        a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+        c0 = rng.standard_normal((m, n)).astype(np.float32)
+        dc = cla.to_device(queue, np.full((m, n), np.nan, np.float32) if beta == 0 else c0)
+        plan(cla.to_device(queue, a), cla.to_device(queue, b), dc, beta=beta)
+        want = a.astype(np.float64) @ b + (beta * c0 if beta else 0.0)
+        np.testing.assert_allclose(dc.get(), want, rtol=1e-4, atol=1e-4)
+    assert plan.reused == 1
