@@ -200,7 +200,7 @@ def test_untuned_split_leaves_the_fewest_waves():
     slower in the two slices that doubling to a full wave gave (half a wave's groups more
     cannot finish sooner), and 64 groups faster in two (twice the units busy); at k = 4096,
     104-128 groups of 128x128 ran 18-23% faster in two slices (more groups a unit)."""
-    from clgemm.heuristics import _fill_splits
+    from clgemm.heuristics.slices import _fill_splits
     from clgemm.thresholds import DEFAULTS, Facts
     f = Facts(compute_units=132)
     assert _fill_splits(128, 1024, f) == 1
@@ -227,7 +227,7 @@ def test_split_rules_speak_of_the_deepest_slice():
     groups of 128x128, the 2048^3 entry's count 1 scaled by its tiles) ran 1.20x as fast in
     2 slices, 1000x1000x2047 1.30x in 4 (results/h100/raw/split-depth-2026-12-06-b7ddf37.txt)."""
     from clgemm import kernels
-    from clgemm.heuristics import _fill_splits, _wave_splits, splits
+    from clgemm.heuristics.slices import _fill_splits, _wave_splits, splits
     from clgemm.thresholds import Facts
     f = Facts(compute_units=132)
     assert _fill_splits(64, 1023, f) == 2 == _fill_splits(64, 1024, f)
@@ -282,7 +282,7 @@ def test_split_evens_out_each_units_steps():
     blocks over split_wave_max_block sums keep the rule for grids of a group a unit or
     more, 2, 4, 8 or 16 slices split_min_k deep."""
     from clgemm import kernels
-    from clgemm.heuristics import _wave_splits, splits
+    from clgemm.heuristics.slices import _wave_splits, splits
     from clgemm.thresholds import DEFAULTS, Facts
     f = Facts(compute_units=132)
     light, heavy = 64, 128
