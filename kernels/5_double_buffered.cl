@@ -22,10 +22,6 @@
 //   of S stacked M x ldc matrices (ldc a multiple of 4), and splitk_reduce (below) sums
 //   the slices into the real C, at any leading dimension. It is a build of its own:
 //   compiled into every launch, its extra live values slowed the large register blocks.
-//   A group moves A and B to its slice's first k and runs the loop from 0, as the unsplit
-//   build does: with the slice's bounds in the loop instead, 16x8 a work-item ran x0.80
-//   as fast in 2 slices at 4096^3 (spans, H100, 40.0 against 48.6 TFLOPS; 50.1 unsplit;
-//   results/h100/raw/points-kernel5-split-2026-12-07-911c3b3.txt).
 // - GUARD=2 (common.cl): the fallback of gemm()'s guarded kernel 7 or 8 (clgemm/guard.py).
 // - AB_UNALIGNED: A and B read a float at a time, at any leading dimension and width, so
 //   that operands whose rows are not whole vectors need no aligned copies; k counted back
@@ -115,27 +111,12 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const int n0 = get_group_id(0) * TSN;
 #endif
 #ifdef SPLIT_K
-    // This group's slice of k is `per` whole tiles of the ceil(K/TSK) from kz0 = z * per *
-    // TSK (the last slice may end early, at K); its output is slice z of C.
+    // This group's slice of k is [k0, kend), `per` whole tiles of the ceil(K/TSK) (the
+    // last slice may end early, at K); its output is slice z of C.
     const int z = get_group_id(2), slices = get_num_groups(2);
     const int per = ((K + TSK - 1) / TSK + slices - 1) / slices;
-    // A and B from the slice's first k, kz0 (a multiple of TSK, so of WIDTH: the vectors
-    // stay aligned), counted in floats so that AB_UNALIGNED's leading dimensions hold too;
-    // C's slice is found again at the store, where nothing else is live
-    {
-        const size_t kz0 = (size_t)z * per * TSK;
-#ifndef A_KMAJOR
-        A = (const __global floatW*)((const __global float*)A + kz0);
-#else
-        A = (const __global floatW*)((const __global float*)A + kz0 * lda);
-#endif
-#ifndef B_NMAJOR
-        B = (const __global floatW*)((const __global float*)B + kz0 * ldb);
-#else
-        B = (const __global floatW*)((const __global float*)B + kz0);
-#endif
-    }
-    const int kg0 = 0, kgend = min(K - z * per * TSK, per * TSK);
+    const int kg0 = z * per * TSK, kgend = min(K, kg0 + per * TSK);
+    C += (size_t)z * M * (ldc / WIDTH);
 #else
     const int kg0 = 0, kgend = K;
 #endif
@@ -374,9 +355,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
     if (kz != 0) return;
 #endif
     const bool full = m0 + TSM <= M && n0 + TSN <= N;
-#ifdef SPLIT_K
-    C += (size_t)get_group_id(2) * M * (ldc / WIDTH);     // slice z of the workspace
-#endif
 #ifdef WRITE_C
     WRITE_C     // kernel 6 substitutes its own write-back of C here
 #else
