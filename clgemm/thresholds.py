@@ -116,11 +116,13 @@ DEFAULTS: dict[str, float] = {
     # at most half a wave x1.085); then at 85 of a later draw x1.087, its 10 losses (to
     # x0.81) all under k = 3000, the 48 from there x1.149; with k from 3000 and the entry
     # chosen as if uncut, at 58 shapes of four later draws x1.121 (x0.92-1.43), 47 faster
-    # by over 5%, 1 slower (0.805 -> 0.902x cuBLAS's call). Off by default: measured on
-    # Hopper only; the H200's database sets it
+    # by over 5%, 1 slower (0.805 -> 0.902x cuBLAS's call); then k from 1024 against 3000,
+    # the entry still chosen as if uncut, at the 26 and 33 shapes of two later draws that
+    # it adds x1.081 and x1.060, none slower by over 5% (x0.96 the least). Off by default:
+    # measured on Hopper only; the H200's database sets it
     "cut_min_gain": 0,
     "cut_max_rest": 0.5,
-    "cut_min_k": 3000,
+    "cut_min_k": 1024,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,

@@ -70,10 +70,11 @@ def wave_cut(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
     beats that of the launch by cut_min_gain (0: never) and the rest holds at most
     cut_max_rest of a wave of tiles (a larger rest fills the units it would spread over
     by itself: the model's faster part-full units then mislead it), in products
-    cut_min_k deep and of peel_min_volume multiply-adds or more (shallower ones gained
-    nothing on the whole, and lost up to a fifth at some shapes: thresholds.py). Not in
-    choose_entry's prediction: an entry is chosen as if no launch were cut (where the cut
-    swayed that choice, 2 of 17 entries so taken ran x0.80 and x0.88 on an H100)."""
+    cut_min_k deep and of peel_min_volume multiply-adds or more (the rest's copies and
+    launches cost a small call more than a wave saves). Not in choose_entry's prediction:
+    an entry is chosen as if no launch were cut (where the cut swayed that choice, on an
+    H100, 2 of 17 entries so taken ran x0.80 and x0.88, and shallower products lost up to
+    a fifth; thresholds.py has the measurements)."""
     gain = f["cut_min_gain"]
     m, n, k = shape
     if (not gain or residents is None or kern.tail or k < f["cut_min_k"]
@@ -164,9 +165,10 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     nearest, one predicted faster than the nearest by wave_margin, and of those farther but
     within far_within, one predicted faster by far_margin, else the nearest. The
     nearest is predicted at the launch it would make, its whole tiles apart where
-    `edge_peel` takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its 16 x 16 one:
-    it stays, where the 2240^3 entry had been taken); not knowing the operands' alignment,
-    as if the call read none of them a float at a time, where peel is not taken. The
+    `edge_peel` takes them (at 2049^3 the 2048^3 entry's 17 x 17 tiles are two waves, its
+    16 x 16 one: it stays, where the 2240^3 entry had been taken), a wave cut not counted;
+    not knowing the operands' alignment, as if the call read none of them a float at a
+    time, where peel is not taken. The
     others are not: on an H100, peeled entries taken over a nearer one ran x0.72-1.28 as
     fast at 39 shapes, the worst a 32 x 128 entry at a wave of 4 groups a unit
     (results/h100/README.md). The wave prediction carries farther than near_within, but
