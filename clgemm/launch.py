@@ -252,10 +252,11 @@ class GemmPlan:
     def tiles(self, m: int, n: int, k: int) -> tuple[int, int]:
         return heuristics.tiles(self.kernel, self.params, (m, n, k))
 
-    def splits(self, m: int, n: int, k: int, asked: int | str | None = None) -> int:
+    def splits(self, m: int, n: int, k: int, asked: int | str | None = None,
+               floats: bool = False) -> int:
         return heuristics.splits(self.kernel, self.params, (m, n, k), self.facts,
                                  self.split_k if asked is None else asked, self.tuned_split,
-                                 self.pad)
+                                 self.pad, self.resident, floats)
 
     def tail(self, m: int, n: int, k: int) -> tuple[int, int] | None:
         """(tail_from, slices) of heuristics.tail_split, or None: never with split-K."""
@@ -286,7 +287,7 @@ class GemmPlan:
         (m, n, k) in `slices` slices of k (default: splits()), `floats` for the
         float-at-a-time build, halved until the larger group fits the device; 1 where the
         launch spreads its last wave (tail)."""
-        s = self.splits(m, n, k) if slices is None else slices
+        s = self.splits(m, n, k, floats=floats) if slices is None else slices
         if s == 1 and self.tail(m, n, k) is not None:
             return 1
         kg = heuristics.group_slices(self.kernel, self.params, (m, n, k), self.facts, s, floats)
@@ -330,7 +331,7 @@ class GemmPlan:
         guarded = guard and self.kernel.guarded
         cut = self.peel(m, n, k, floats, guarded)
         main = launched if cut is None else (*cut, launched[2])
-        splits = self.splits(*main) if cut is None else 1      # peeled: its main unsplit
+        splits = self.splits(*main, floats=floats) if cut is None else 1    # peeled: unsplit
         return Decisions(floats, launched != (m, n, k), launched, cut, main, splits,
                          self.tail(*main), self.columns_first(*main), guarded,
                          self.groups(*main, splits, floats))
@@ -385,7 +386,7 @@ class GemmPlan:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads operands "
                              f"whose rows are whole vectors only")
         loads = self.loads(m, n, k, floats)
-        s = self.splits(m, n, k, split_k)
+        s = self.splits(m, n, k, split_k, floats)
         split = s > 1
         spread = not split and self.tail(m, n, k) is not None
         kg = 1 if spread else self.groups(m, n, k, s, floats) if groups is None else groups
@@ -424,7 +425,7 @@ class GemmPlan:
         n = b.rows if b_nmajor else b.cols
         operands.check_depth(k)
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
-        s = self.splits(m, n, k, split_k)
+        s = self.splits(m, n, k, split_k, floats)
         # split-K's product goes to a workspace with aligned rows: only its sum writes c
         unaligned = s == 1 and c.ld % self.align != 0
         code, flag = guard or (0, None)

@@ -106,6 +106,16 @@ DEFAULTS: dict[str, float] = {
     # (1; 0: only where neither launch is); the whole tiles' launch is never cut. H200,
     # whole calls against 0: 30 drawn shapes x1.10 geomean, x0.89-1.39 (2026-12-06)
     "peel_split": 1,
+    # a launch of fewer tiles than a wave of the groups a unit holds, cut into slices of k,
+    # takes the count of 2 to 16 that fills those waves best, where that saves
+    # split_count_gain of its slice depths (heuristics.slices._wave_count; 0: never), not
+    # in the float-at-a-time build. H100, the H200's database, whole calls against 0
+    # (results/h100/raw/plans-split-counts-2026-12-07-e1b0b62.txt): at 0.05, 60 drawn
+    # shapes whose count it changes x1.038, the 25 of them read by vector loads x1.079
+    # (none slower by over 5%), the 35 in the float build x1.011 (10 slower, to x0.74);
+    # without those, at 60 of later draws x1.082 (x0.87-1.30), 41 faster and 4 slower by
+    # over 5%. Off by default: measured on Hopper only; the H200's database sets it
+    "split_count_gain": 0,
     # launch C's tiles up to the last whole wave alone, unsplit, and the rest of C as a
     # product of its own, where that saves cut_min_gain of the launch's predicted steps
     # (heuristics.wave_cut; 0: never) and the rest is at most cut_max_rest of a wave of
@@ -223,6 +233,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "split_thinner": (1, _INF), "split_few_min_k": (0, _INF),
     "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
+    "split_count_gain": (0, 1),
     "near_within": (0, _INF), "wave_margin": (1, _INF), "tile_waste": (1, _INF),
     "far_within": (0, _INF), "far_margin": (1, _INF),
     "latency_warps": (0, _INF), "split_slow_block": (1, _INF), "split_block_cost": (1, _INF),

@@ -46,7 +46,7 @@ from plans_versions import versions   # (scripts/ comes first on the path)
 
 # run inside each version: its own heuristics, database helpers and shipped file
 _ASK = r"""
-import json, math, sys
+import inspect, json, math, sys
 from clgemm import db, heuristics as H, kernels, operands
 from clgemm.thresholds import DEFAULTS, Facts
 doc = json.load(open(sys.argv[1]))
@@ -64,9 +64,12 @@ for text in sys.argv[3].split(","):
     _, e = H.choose_entry(ranked, "5", s, f)
     p, width = e["params"], e["params"].get("WIDTH", 1)
     at = H.launched(k5, p, s, f)
-    slices = H.splits(k5, p, at, f, tuned=H.entry_split(e))
     copied = (s[2] % width != 0, s[1] % width != 0)    # row-major A (rows of k), B (of n)
     floats = any(copied) and H.reads_floats(k5, p, s, f, "auto", copied)
+    # the entry's resident groups and the build, where this version's splits() takes them
+    more = ({"residents": e.get("resident"), "floats": bool(floats)}
+            if "residents" in inspect.signature(H.splits).parameters else {})
+    slices = H.splits(k5, p, at, f, tuned=H.entry_split(e), **more)
     # C's edges apart (heuristics.peel), where this version has the rule
     cut = (H.peel(k5, p, s, f, e.get("resident"), H.entry_split(e))
            if hasattr(H, "peel") and not floats else None)

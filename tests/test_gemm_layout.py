@@ -271,6 +271,35 @@ def test_split_few_groups_thinner_slices():
     assert splits(k5, p32, (250, 165, 200), on) == 1                    # too shallow
 
 
+def test_split_counts_fill_the_resident_waves():
+    """With the groups a unit holds known, a launch of fewer tiles than a wave of them, cut
+    into slices, takes the count of 2-16 whose waves take the fewest slice depths, where
+    that saves split_count_gain (0: never): 3552x275x4481 at the 128 x 128 point, 84 tiles
+    on 264 places, in 8 slices (the tuned count's rule) runs 3 waves of an eighth, in 3
+    one of a third. Not where that saves less (6589x282x4689: 5 slices 4% fewer depths than
+    8), on a wave of tiles or more, where no count keeps slices split_few_min_k deep, at the
+    tune's own shape, in the float-at-a-time build, nor without the resident groups."""
+    from clgemm import kernels
+    from clgemm.heuristics import splits
+    from clgemm.heuristics.slices import _wave_count
+    from clgemm.thresholds import DEFAULTS, Facts
+    k5 = kernels.get("5")
+    p = dict(TSM=128, TSN=128, TSK=8, WPTM=16, WPTN=8, WIDTH=4, PAD=1)
+    two = {"checked": 2, "exact": 2}
+    on = Facts(132, thresholds=dict(DEFAULTS, split_count_gain=0.05))
+    tuned = ((4000, 4000, 4000), 1)
+    assert splits(k5, p, (3552, 275, 4481), on, tuned=tuned) == 8
+    assert splits(k5, p, (3552, 275, 4481), on, tuned=tuned, residents=two) == 3
+    assert splits(k5, p, (3552, 275, 4481), Facts(132), tuned=tuned, residents=two) == 8
+    assert splits(k5, p, (3552, 275, 4481), on, tuned=tuned, residents=two, floats=True) == 8
+    assert splits(k5, p, (6589, 282, 4689), on, tuned=tuned, residents=two) == 8
+    assert splits(k5, p, (4000, 4000, 4000), on, tuned=tuned, residents=two) == 1
+    assert _wave_count(84, 4481, 8, 264, on) == 3
+    assert _wave_count(300, 4481, 2, 264, on) == 2      # a wave of tiles or more
+    assert _wave_count(84, 600, 4, 264, on) == 4        # 2 slices (3 are 200 deep) save none
+    assert _wave_count(84, 500, 2, 264, on) == 2        # none of 256 but 2 slices
+
+
 def test_split_evens_out_each_units_steps():
     """Where the other rules take no slices, a count is taken where it cuts the busiest
     unit's k steps (its share of the groups, rounded up, times the deepest slice) by

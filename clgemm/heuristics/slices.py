@@ -10,7 +10,7 @@ from .. import kernels, operands
 from ..entries import MAX_SPLITS
 from ..operands import rounded
 from ..thresholds import Facts
-from .builds import Shape, launched, sums, tile_of, tiles
+from .builds import Shape, launched, loads, sums, tile_of, tiles
 
 
 def matvec(shape: Shape, f: Facts) -> bool:
@@ -55,7 +55,8 @@ def workspace_fits(slices: int, m: int, n: int, align: int, f: Facts) -> bool:
 
 def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
            asked: int | str = "auto", tuned: tuple[Shape, int] | None = None,
-           pad: str = "auto") -> int:
+           pad: str = "auto", residents: Mapping[str, int] | None = None,
+           floats: bool = False) -> int:
     """Slices of k a launch at `shape` computes apart (1: no split-K). `asked` is a count
     or "auto": with `tuned` (the shape a tune measured counts at, and its best count), that
     count there, and elsewhere the power of two nearest the same total of work-groups with
@@ -64,14 +65,17 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     the one that evens out the groups each unit runs (_wave_splits). On a grid of fewer
     groups than a wave, except at a tuned count's own shape, at least _fill_splits' count
     with slices split_few_min_k deep (a deep product of few tiles, whose tuned counts and
-    split_min_k leave most units idle). Any count is then trimmed so that every slice
-    holds at least one tile of k."""
+    split_min_k leave most units idle). With the work-groups a unit holds (`residents`), a
+    count so taken may give way to one that fills their waves better (_wave_count), but
+    not in the float-at-a-time build (`floats`). Any count is then trimmed so that every
+    slice holds at least one tile of k."""
     if not kern.split_k:
         return 1
     groups, depth = tiles(kern, params, shape)
     s = asked
     if s == "auto":
-        s = _auto_splits(kern, params, shape, groups, f, tuned, pad)
+        s = _auto_splits(kern, params, shape, groups, f, tuned, pad,
+                         None if floats else residents)
     per = -(-depth // min(s, depth))
     return -(-depth // per)
 
@@ -107,7 +111,8 @@ def group_slices(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
 
 
 def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
-                 tuned: tuple[Shape, int] | None, pad: str) -> int:
+                 tuned: tuple[Shape, int] | None, pad: str,
+                 residents: Mapping[str, int] | None = None) -> int:
     m, n, k = shape
     block = sums(params)
     if tuned is not None:
@@ -131,9 +136,36 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
     few = f["split_few_min_k"]
     if few and not own and groups < f["split_fill"] * f.compute_units:
         s = max(s, _fill_splits(groups, k, f, few))
+    if s > 1 and not own and residents is not None and f["split_count_gain"]:
+        r = residents["checked" if loads(kern, params, shape) == "checked" else "exact"]
+        s = _wave_count(groups, k, s, r * f.compute_units, f)
     while s > 1 and not workspace_fits(s, m, n, SPLIT_ROW, f):
         s //= 2
     return s
+
+
+def _wave_count(groups: int, k: int, s: int, wave: int, f: Facts) -> int:
+    """In place of s slices of k for a grid of fewer tiles than a wave of `wave` resident
+    groups, the count of 2 to 16 (slices split_few_min_k deep) whose groups take the
+    fewest slice depths in such waves, ceil(groups * c / wave) / c, the fewest slices of
+    those, where that saves split_count_gain of s's: the other rules count in powers of two
+    and in waves of split_fill groups a unit, which leave a part-full last wave of the
+    groups a unit holds. H100, forced counts at eight deep products of fewer tiles than a
+    wave (the H200's database): counts that fill the waves ran x1.08-1.18 as fast at five
+    (3552x275x4481, 84 tiles of 128 on 264 places, 3 slices against 8); at 60 drawn shapes
+    whose count it changed x1.079 geomean at the 25 read by vector loads (none slower by
+    over 5%), x1.011 at the 35 in the float-at-a-time build (10 slower, to x0.74), which
+    splits() therefore leaves as they were (docs/levers.md)."""
+    if groups >= wave:
+        return s
+
+    def cost(c: int) -> float:
+        return -(-groups * c // wave) / c
+    counts = [c for c in range(2, 17) if _depth(k, c) >= f["split_few_min_k"]]
+    if not counts:
+        return s
+    best = min(counts, key=lambda c: (cost(c), c))
+    return best if cost(best) <= (1 - f["split_count_gain"]) * cost(s) else s
 
 
 def _depth(k: int, s: int) -> int:

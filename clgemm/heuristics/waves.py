@@ -32,7 +32,7 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     split_slow_block sums or more counts split_block_cost times its steps: that split
     build runs slower, which no count of steps shows. `slices`: a count other than splits'."""
     at = launched(kern, params, shape, f)
-    s = splits(kern, params, at, f, tuned=tuned) if slices is None else slices
+    s = splits(kern, params, at, f, tuned=tuned, residents=residents) if slices is None else slices
     groups, depth = tiles(kern, params, at)
     groups *= s
     r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
@@ -178,6 +178,10 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     if not candidates:
         return None
     shape = tuple(shape)
+    # entries are compared at the counts of slices the other rules take (split_count_gain
+    # 0): as with the wave cut, a rule that changed the count swayed the choice to entries
+    # no measurement backed
+    f = Facts(f.compute_units, f.max_alloc, {**f.thresholds, "split_count_gain": 0})
 
     def kern(key):
         return kernels.get(kernel or key)
