@@ -262,7 +262,7 @@ class GemmPlan:
         """(tail_from, slices) of heuristics.tail_split, or None: never with split-K."""
         if self.resident is None or self.splits(m, n, k) > 1:
             return None
-        r = self.resident["checked" if self.loads(m, n, k) == "checked" else "exact"]
+        r = heuristics.resident(self.kernel, self.params, (m, n, k), self.resident)
         return heuristics.tail_split(self.kernel, self.params, (m, n, k), self.facts, r)
 
     def tail_sums(self, m: int, n: int, k: int, spread: tuple[int, int]) -> tuple[int, int]:

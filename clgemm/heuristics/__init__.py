@@ -11,13 +11,13 @@ device Facts they come in, are clgemm.thresholds'.
 """
 
 from .builds import (Shape, columns_first, kmajor_a, launched, loads, pads, reads_floats,
-                     sums, tile_of, tiles)
+                     resident, sums, tile_of, tiles)
 from .slices import (SPLIT_ROW, group_slices, matvec, matvec_slices, splits, tail_split,
                      workspace_fits)
 from .waves import (WARP, choose_entry, edge_peel, entry_split, peel, tile_waste, wave_cut,
                     wave_steps)
 
 __all__ = ["Shape", "columns_first", "kmajor_a", "launched", "loads", "pads", "reads_floats",
-           "sums", "tile_of", "tiles", "SPLIT_ROW", "group_slices", "matvec", "matvec_slices",
-           "splits", "tail_split", "workspace_fits", "WARP", "choose_entry", "edge_peel",
-           "entry_split", "peel", "tile_waste", "wave_cut", "wave_steps"]
+           "resident", "sums", "tile_of", "tiles", "SPLIT_ROW", "group_slices", "matvec",
+           "matvec_slices", "splits", "tail_split", "workspace_fits", "WARP", "choose_entry",
+           "edge_peel", "entry_split", "peel", "tile_waste", "wave_cut", "wave_steps"]

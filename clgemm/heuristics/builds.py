@@ -33,6 +33,14 @@ def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
     return "checked"
 
 
+def resident(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
+             residents: Mapping[str, int]) -> int:
+    """Of the work-groups a compute unit holds, as the tuner recorded them for the build
+    with bounds checks and the EXACT one (`residents`), those of the build a launch at
+    `shape` takes: CLAMP's loads are EXACT's."""
+    return residents["checked" if loads(kern, params, shape) == "checked" else "exact"]
+
+
 def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
          mode: str = "auto", floats: bool = False) -> bool:
     """Whether a launch at `shape` runs on zero-padded copies of whole tiles. Not where the

@@ -10,7 +10,7 @@ from .. import kernels, operands
 from ..entries import MAX_SPLITS
 from ..operands import rounded
 from ..thresholds import Facts
-from .builds import Shape, launched, loads, sums, tile_of, tiles
+from .builds import Shape, launched, resident, sums, tile_of, tiles
 
 
 def matvec(shape: Shape, f: Facts) -> bool:
@@ -137,8 +137,8 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
     if few and not own and groups < f["split_fill"] * f.compute_units:
         s = max(s, _fill_splits(groups, k, f, few))
     if s > 1 and not own and residents is not None and f["split_count_gain"]:
-        r = residents["checked" if loads(kern, params, shape) == "checked" else "exact"]
-        s = _wave_count(groups, k, s, r * f.compute_units, f)
+        wave = resident(kern, params, shape, residents) * f.compute_units
+        s = _wave_count(groups, k, s, wave, f)
     while s > 1 and not workspace_fits(s, m, n, SPLIT_ROW, f):
         s //= 2
     return s

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from .. import kernels
 from ..operands import rounded
 from ..thresholds import Facts
-from .builds import Shape, launched, loads, sums, tile_of, tiles
+from .builds import Shape, launched, resident, sums, tile_of, tiles
 from .slices import splits
 
 WARP = 32     # work-items a warp (NVIDIA's): wave_steps counts a group's warps
@@ -35,7 +35,7 @@ def wave_steps(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f:
     s = splits(kern, params, at, f, tuned=tuned, residents=residents) if slices is None else slices
     groups, depth = tiles(kern, params, at)
     groups *= s
-    r = residents["checked" if loads(kern, params, at) == "checked" else "exact"]
+    r = resident(kern, params, at, residents)
     lx, ly = kern.geometry.local(params)
     warps, hidden = max(1.0, lx * ly / WARP), f["latency_warps"]
     units = f.compute_units
@@ -85,8 +85,7 @@ def wave_cut(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: F
     best, least = None, (1 - gain) * wave_steps(kern, params, shape, f, residents, tuned)
     for along_rows in (True, False):
         whole_of = (tm, n, k) if along_rows else (m, tn, k)       # a main launch's build
-        r = residents["checked" if loads(kern, params, whole_of) == "checked" else "exact"]
-        wave = r * f.compute_units
+        wave = resident(kern, params, whole_of, residents) * f.compute_units
         across, other = (cols, rows) if along_rows else (rows, cols)
         kept = rows * cols // wave * wave // across            # rows (columns) of tiles kept
         if not 0 < kept < other or (other - kept) * across > f["cut_max_rest"] * wave:
