@@ -294,6 +294,9 @@ def test_split_counts_fill_the_resident_waves():
     assert splits(k5, p, (3552, 275, 4481), on, tuned=tuned, residents=two, floats=True) == 8
     assert splits(k5, p, (6589, 282, 4689), on, tuned=tuned, residents=two) == 8
     assert splits(k5, p, (4000, 4000, 4000), on, tuned=tuned, residents=two) == 1
+    own = ((3552, 275, 4481), 8)                        # a tune timed 8 slices there
+    assert splits(k5, p, (3552, 275, 4481), on, tuned=own, residents=two) == 8
+    assert splits(k5, p, (3552, 276, 4481), on, tuned=own, residents=two) == 3
     assert _wave_count(84, 4481, 8, 264, on) == 3
     assert _wave_count(300, 4481, 2, 264, on) == 2      # a wave of tiles or more
     assert _wave_count(84, 600, 4, 264, on) == 4        # 2 slices (3 are 200 deep) save none
