@@ -161,14 +161,16 @@ class Evaluator:
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes a
         build without bounds checks (EXACT, CLAMP), a shape that takes the same build (whole
-        tiles; k whole tiles with the target's remainders of m and n), so that build is the
-        one checked and no second compile is needed."""
+        tiles; k whole tiles with the target's remainders of m and n, and of k where it is
+        whole vectors only), so that build is the one checked and no second compile is
+        needed."""
         launched = self.layout(plan)[0]
         if plan.loads(*launched) == "checked":
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
-        m, n, _ = launched
-        return (2 * tm + m % tm, 3 * tn + n % tn, 5 * plan.kernel.geometry.depth(plan.params))
+        tk = plan.kernel.geometry.depth(plan.params)
+        m, n, k = launched
+        return (2 * tm + m % tm, 3 * tn + n % tn, 5 * tk + k % tk)
 
     def measure(self, plan, cutoff_ms: float | None = None) -> dict:
         """Check on fresh random data at an odd shape, then time at the target shape and

@@ -86,6 +86,9 @@ class Kernel:
     # honours -DCLAMP (common.cl): launches whose k is whole tiles but whose m or n is not
     # take a build without bounds checks whose edge tiles re-read C's last row or column
     clamp: bool = False
+    # honours -DK_RAGGED with -DCLAMP: launches whose k is whole vectors but not whole tiles
+    # count k's tiles from its end, so that only the first one checks k
+    ragged: bool = False
     # reads A stored K x M (-DA_KMAJOR) and B stored N x K (-DB_NMAJOR) as they lie
     layouts: bool = False
     # honours -DCOLUMNS_FIRST: its groups take C's tiles down columns (heuristics.columns_first)

@@ -159,7 +159,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, clamp=True,
-    layouts=True, split_k=True, orders=True, unaligned=True, group_slices=True,
+    ragged=True, layouts=True, split_k=True, orders=True, unaligned=True, group_slices=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,
@@ -170,7 +170,7 @@ _register(Kernel(
 
 _register(Kernel(
     key="6", name="shuffle-epilogue", source="6_shuffle_epilogue.cl", shuffle=True, exact=True, clamp=True,
-    layouts=True, split_k=True, orders=True, unaligned=True, same_params_as="5",
+    ragged=True, layouts=True, split_k=True, orders=True, unaligned=True, same_params_as="5",
     technique="C written as 16-byte vectors after a register exchange by shuffle",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

@@ -17,8 +17,8 @@ from . import device as devmod
 from .operands import Matrix, rounded
 
 TRANSPOSED_BY = ("auto", "transpose", "kernel")
-_LOADS_OPTION = {"exact": "-DEXACT", "clamp": "-DCLAMP",      # heuristics.loads -> build option
-                 "floats": "-DAB_UNALIGNED"}
+_LOADS_OPTION = {"exact": ("-DEXACT",), "clamp": ("-DCLAMP",),   # heuristics.loads -> options
+                 "ragged": ("-DCLAMP", "-DK_RAGGED"), "floats": ("-DAB_UNALIGNED",)}
 PAD = ("auto", "yes", "no")
 
 
@@ -105,7 +105,7 @@ class Decisions:
     """A product's launch decisions (GemmPlan.decide): layout.prepare lays the product out
     by them and Plan.describe reports them, so that the two cannot disagree."""
     floats: bool                 # A and B read where they lie, a float at a time
-    padded: bool                 # A and B copied into zero-padded whole tiles
+    padded: bool                 # A and B copied into zero-padded whole tiles (or k's alone)
     launched: tuple[int, int, int]   # the shape the launches cover (whole tiles if padded)
     peel: tuple[int, int] | None     # (m1, n1): C's rows and columns past them apart
     main: tuple[int, int, int]   # the main launch's shape: `launched`, or its whole tiles
@@ -241,9 +241,11 @@ class GemmPlan:
     def pads(self, m: int, n: int, k: int, floats: bool = False) -> bool:
         return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad, floats)
 
-    def launched(self, m: int, n: int, k: int, floats: bool = False) -> tuple[int, int, int]:
+    def launched(self, m: int, n: int, k: int, floats: bool = False,
+                 copied: tuple[bool, bool] = (False, False),
+                 slices: int = 1) -> tuple[int, int, int]:
         return heuristics.launched(self.kernel, self.params, (m, n, k), self.facts, self.pad,
-                                   floats)
+                                   floats, copied, slices)
 
     def reads_floats(self, m: int, n: int, k: int, copied: tuple[bool, bool]) -> bool:
         return heuristics.reads_floats(self.kernel, self.params, (m, n, k), self.facts, self.pad,
@@ -327,9 +329,11 @@ class GemmPlan:
         main launch's slices of k, spread last wave and order of tiles. With `guard`, a
         guarded kernel (7) runs guarded, and nothing is peeled."""
         floats = any(copied) and self.reads_floats(m, n, k, copied)
-        launched = self.launched(m, n, k, floats)
         guarded = guard and self.kernel.guarded
         cut = self.peel(m, n, k, floats, guarded)
+        # copies padded along k only for a launch unsplit as it stands (pads_depth)
+        whole = 1 if cut is not None else self.splits(m, n, k, floats=floats)
+        launched = self.launched(m, n, k, floats, copied, whole)
         main = launched if cut is None else (*cut, launched[2])
         splits = self.splits(*main, floats=floats) if cut is None else 1    # peeled: unsplit
         return Decisions(floats, launched != (m, n, k), launched, cut, main, splits,
@@ -398,7 +402,7 @@ class GemmPlan:
             if (a_kmajor or b_nmajor) and not self.kernel.layouts:
                 raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
                                  f"operands only")
-            opts = [_LOADS_OPTION[loads]] if loads != "checked" else []
+            opts = list(_LOADS_OPTION.get(loads, ()))
             opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
                                          "-DC_UNALIGNED", "-DCOLUMNS_FIRST"), layout) if on]
             opts += ["-DTAIL"] if spread else []

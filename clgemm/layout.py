@@ -208,9 +208,10 @@ def prepare(plan: GemmPlan, opa, opb, c, alpha: float, beta: float,
                   guard=guards.kernel_code(c_needed) if guarded else 0, floats=floats)
     lay = _Layout(queue, al, TransposePlan(queue) if relaid or c is not None else None, allocator)
     # the operands as the kernel takes them, (K x M or M x K, N x K or K x N), in whole tiles
-    # when padded: a device transpose writes straight into that shape
-    xs = ((kp, mp) if ta else (mp, kp)) if pads else None
-    ys = ((np_, kp) if tb else (kp, np_)) if pads else None
+    # when padded (along k alone, heuristics.pads_depth: m and n then rounded to whole
+    # vectors, as every copy's rows are): a device transpose writes straight into that shape
+    xs = ((kp, rounded(mp, al)) if ta else (mp, kp)) if pads else None
+    ys = ((np_, kp) if tb else (kp, rounded(np_, al))) if pads else None
     xm = lay.relaid(x, xs) if kmajor else (lay.taken if rx else lay.row_major)(x, xs, floats)
     ym = (lay.taken if ry else lay.row_major)(y, ys, floats)
     if in_place:

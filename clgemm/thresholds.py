@@ -21,6 +21,16 @@ DEFAULTS: dict[str, float] = {
     "pad_min_k": 256,
     "pad_min_mn": 1024,
     "pad_waste": 1.15,
+    # ...and where both operands are copied into aligned buffers anyway (rows that are not
+    # whole vectors) and an unsplit launch would check bounds, those copies zero-padded
+    # along k to whole tiles, for the CLAMP build (heuristics.pads_depth; 1: on, 0: never).
+    # H100, the H200's database, whole calls against 0 (2026-12-07,
+    # results/h100/raw/plans-unchecked-k-2026-12-07.txt): unsplit launches x1.060 at 15
+    # drawn shapes (16x8 blocks x1.13-1.22), then x1.033 at 30 of a later draw, two slower
+    # by over 5% (x0.87, x0.89); launches in slices of k x1.001 at 25 (the 128x128 tiles
+    # with 8x8 a work-item to x0.84), so never sliced. Off by default: measured on Hopper
+    # only; the H200's database sets it
+    "pad_depth": 0,
     # split-K without a tuned count: the count that leaves the fewest waves of split_fill
     # work-groups per compute unit (_fill_splits), each slice at least split_min_k deep
     "split_fill": 1,
@@ -228,7 +238,7 @@ DEFAULTS: dict[str, float] = {
 _INF = float("inf")
 LIMITS: dict[str, tuple[float, float]] = {
     "pad_min_volume": (0, _INF), "pad_min_k": (0, _INF), "pad_min_mn": (0, _INF),
-    "pad_waste": (1, _INF),
+    "pad_waste": (1, _INF), "pad_depth": (0, 1),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
     "split_thinner": (1, _INF), "split_few_min_k": (0, _INF),
     "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),

@@ -2,12 +2,14 @@
 """The shapes at which two versions of clgemm launch kernel 5 differently, without a GPU.
 
 A rule that chooses among tuned entries (heuristics.choose_entry and its thresholds) or a
-build (reads_floats) changes some shapes' launches and leaves the rest alone: the A/B run
+build (reads_floats, loads) changes some shapes' launches and leaves the rest alone: the A/B run
 on a GPU need only time the shapes that change. This asks each version, in a process of
 its own with that version first on PYTHONPATH, which entry of a device's shipped
 database it takes at each shape, in how many slices of k, whether it reads unaligned
-rows in place and, where it has heuristics.peel, the rows and columns of C it launches
-in whole tiles apart from the rest, for a device of --compute-units units, then prints
+rows in place, which build of the tile loads it takes (over k padded to whole tiles
+where it has heuristics.pads_depth) and, where it has heuristics.peel, the rows and
+columns of C it launches in whole tiles apart from the rest, for a device of
+--compute-units units, then prints
 the shapes whose answer differs (and a comma-separated list for scripts/plans_versions.py
 --shapes); with --launches, only those whose launch differs, not those that take another
 entry of the same parameters (1360^3's and 2240^3's entries are both 64x128x16 with 16x4):
@@ -74,8 +76,15 @@ for text in sys.argv[3].split(","):
     cut = (H.peel(k5, p, s, f, e.get("resident"), H.entry_split(e))
            if hasattr(H, "peel") and not floats else None)
     slices = 1 if cut else slices                       # a peeled launch's main is unsplit
+    # copies padded along k alone (heuristics.pads_depth), where this version has the rule
+    deep = (hasattr(H, "pads_depth") and at == s
+            and H.pads_depth(k5, p, s, f, floats=bool(floats), copied=copied, slices=slices))
     point = " ".join(f"{k}={v}" for k, v in sorted(p.items()))
-    out[text] = ["x".join(map(str, e["shape"])), slices, bool(floats), point] + ([list(cut)] if cut else [])
+    # the tile loads' build (heuristics.loads) of the launch, over the padded depth
+    depth = k5.whole_tiles(p, *s)[2] if deep else at[2]
+    build = H.loads(k5, p, (*at[:2], depth), bool(floats))
+    out[text] = (["x".join(map(str, e["shape"])), slices, bool(floats), point, build]
+                 + ([list(cut)] if cut else []) + (["k padded"] if deep else []))
 print(json.dumps(out))
 """
 
@@ -165,7 +174,7 @@ def main() -> None:
     (a, _), (b, _) = args.versions
     what = "" if args.launches else "entry's tuned shape, "
     print(f"{len(changed)} of {len(shapes)} shapes change ({what}slices, read in place, "
-          f"parameters): {a} -> {b}")
+          f"parameters, build): {a} -> {b}")
     for s in changed:
         print(f"  {s:<18} {json.dumps(answers[0][s])} -> {json.dumps(answers[1][s])}")
     print(",".join(changed))

@@ -125,9 +125,44 @@ def test_clamp_rule(queue):
     plan = GemmPlan(queue, "5", SMALL["5"][0])              # 32 x 32 x 8 tiles
     assert plan.loads(33, 32, 8) == plan.loads(32, 1, 64) == plan.loads(1, 1, 8) == "clamp"
     assert plan.loads(32, 32, 8) == "exact"
-    assert plan.loads(33, 33, 9) == plan.loads(32, 32, 12) == "checked"
+    assert plan.loads(33, 33, 9) == plan.loads(32, 32, 10) == "checked"   # k not whole float4s
+    assert plan.loads(33, 33, 12) == plan.loads(32, 32, 4) == "ragged"   # whole float4s: K_RAGGED
+    assert GemmPlan(queue, "5", SMALL["5"][1]).loads(33, 33, 9) == "ragged"   # WIDTH 1
     assert GemmPlan(queue, "4", SMALL["4"][0]).loads(33, 33, 8) == "checked"
     assert GemmPlan(queue, "7", SMALL["7"][0]).loads(33, 33, 24) == "checked"   # TSK 16
+
+
+@pytest.mark.parametrize("kernel,i,by,tb,split", [
+    (k, i, by, tb, split) for k, v in kernels.GEMM.items() if v.ragged
+    for i in range(len(SMALL[k])) for by, tb in (("transpose", False), ("kernel", False),
+                                                  ("kernel", True)) for split in (1, 3)])
+def test_ragged_k_counts_its_tiles_from_the_end(queue, rng, kernel, i, by, tb, split):
+    """k in whole vectors but not whole tiles (one partial tile, or less than one): the
+    K_RAGGED build runs, unpadded, its first tile's floats before the slice's start read as
+    zero, and matches float64; A row-major or read K x M, B row-major or read N x K, in
+    slices of k or not (each slice but the last whole tiles), beta = 0 over a NaN C."""
+    import pyopencl.array as cla
+
+    from clgemm.gemm import GemmPlan, prepare
+    params = SMALL[kernel][i]
+    plan = GemmPlan(queue, kernel, params, transposed_by=by, split_k=split)
+    tm, tn = plan.kernel.geometry.tile(plan.params)
+    tk = plan.kernel.geometry.depth(plan.params)
+    w = params["WIDTH"] * (3 if params["WIDTH"] == 1 else 1)      # a partial tile's depth
+    for m, n, k in ((2 * tm + 3, 3 * tn - 5, 4 * tk + w), (1, 2 * tn + 1, 3 * tk - w),
+                    (2 * tm - 1, 1, w)):
+        assert plan.loads(m, n, k) == "ragged" and not plan.pads(m, n, k)
+        a = verify.random_matrix(rng, k, m).T if by == "kernel" else verify.random_matrix(rng, m, k)
+        b = verify.random_matrix(rng, n, k).T if tb else verify.random_matrix(rng, k, n)
+        c0 = verify.random_matrix(rng, m, n)
+        for alpha, beta in ((1.0, 0.0), (-0.75, 1.25)):
+            dc = cla.to_device(queue, c0 if beta else np.full((m, n), np.nan, np.float32))
+            prep = prepare(plan, a, b, dc, alpha, beta)
+            assert not prep.padded
+            prep.launch()
+            ref = verify.reference(a, b, alpha, beta, c0)
+            assert verify.passes(dc.get(), ref, k, a, b, alpha, beta, c0), (m, n, k, alpha)
+    assert {key[0] for key in plan._programs} == {"ragged"}, plan._programs
 
 
 def test_tensor_core_products_keep_float_accuracy(queue, rng):

@@ -116,6 +116,7 @@ def reports(stderr: str) -> list[str]:
 GEMM_SHAPES = [(37, 53, 29), (5, 131, 67)]
 EXACT_SHAPE = (64, 128, 48)   # whole tiles of every SMALL set: the build without bounds checks
 CLAMP_SHAPE = (37, 53, 48)    # k whole tiles, m and n not: the CLAMP build's re-read edges
+RAGGED_SHAPE = (37, 53, 44)   # k whole float4s, not whole tiles: K_RAGGED's first tile
 TRANSPOSE_SHAPES = [(37, 53), (130, 7), (128, 64)]   # the last: whole blocks of shuffle WARPS=1, 2
 
 
@@ -135,16 +136,20 @@ def test_kernel_8_does_not_fit_the_simulator():
 @pytest.mark.parametrize("key", SIMULATED)
 def test_gemm_kernel_is_clean(key):
     kern = kernels.get(key)
-    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else []) + ([CLAMP_SHAPE] if kern.clamp else [])
+    ragged = (RAGGED_SHAPE,) if kern.ragged else ()
+    shapes = GEMM_SHAPES + ([EXACT_SHAPE] if kern.exact else []) + ([CLAMP_SHAPE] if kern.clamp else []) \
+        + list(ragged)
     # the registry defaults (large tiles, slow to simulate) at one shape, the small sets at all
     cases = [("gemm", key, None, shapes[0])]
     cases += [("gemm", key, p, s) for p in SMALL[key] for s in shapes]
     if kern.layouts:        # the builds that read A as K x M and B as N x K
         cases += [("gemm", key, p, s, {"trans": (True, True)}) for p in SMALL[key]
-                  for s in (GEMM_SHAPES[0], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())]
+                  for s in (GEMM_SHAPES[0], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())
+                  + ragged]
     if kern.split_k:        # k cut into slices (three for EXACT_SHAPE's six tiles of k)
         cases += [("gemm", key, p, s, {"split": 3}) for p in SMALL[key]
-                  for s in (GEMM_SHAPES[1], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())]
+                  for s in (GEMM_SHAPES[1], EXACT_SHAPE) + ((CLAMP_SHAPE,) if kern.clamp else ())
+                  + ragged]
     if kern.orders:         # tiles down columns (COLUMNS_FIRST) on these small grids too
         cases += [("gemm", key, p, s, {"thresholds": {"columns_min_tiles": 0}, "columns": True,
                                       "split": split})

@@ -23,13 +23,18 @@ def loads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape,
     read where it lies a float at a time (`floats`: reads_floats said so for its layout);
     "exact" where the shape is whole tiles (no bounds checks); "clamp" where only k is (no
     bounds checks either: rows and columns past m or n re-read the last one, while a
-    re-read k would add terms); "checked" otherwise, or for a kernel without those builds."""
+    re-read k would add terms); "ragged" where k is whole vectors but not whole tiles
+    (CLAMP's loads, k's tiles counted from its end: only the first one checks k);
+    "checked" otherwise, or for a kernel without those builds."""
     if floats:
         return "floats"
     if kern.exact and kern.divides(params, *shape):
         return "exact"
-    if kern.clamp and shape[2] % tile_of(kern, params)[2] == 0:
+    k = shape[2]
+    if kern.clamp and k % tile_of(kern, params)[2] == 0:
         return "clamp"
+    if kern.ragged and k % params.get("WIDTH", 1) == 0:
+        return "ragged"
     return "checked"
 
 
@@ -59,11 +64,35 @@ def pads(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts
             and min(m, n) >= f["pad_min_mn"] and mp * np_ * kp <= f["pad_waste"] * m * n * k)
 
 
+def pads_depth(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
+               mode: str = "auto", floats: bool = False,
+               copied: tuple[bool, bool] = (False, False), slices: int = 1) -> bool:
+    """Whether a launch whose operands are both copied into aligned buffers anyway
+    (`copied`: their rows are not whole vectors, and `floats` says they are not read where
+    they lie) takes those copies zero-padded along k to whole tiles (`pad_depth`; 0: never),
+    where it would otherwise run the build with bounds checks (pads declined the copies
+    to whole tiles along m and n for their waste). The zeros cost nothing more: the copies
+    are zero-filled buffers already, and k's few extra rows add nothing to the sums; the
+    launch then runs the CLAMP build (or EXACT) instead. Not for a launch in `slices` > 1
+    slices of k: on an H100 the split build ran no faster so (docs/levers.md)."""
+    if (mode != "auto" or floats or not all(copied) or not kern.clamp
+            or not f["pad_depth"] or slices > 1):
+        return False
+    return (loads(kern, params, shape) == "checked"
+            and not pads(kern, params, shape, f, mode, floats))
+
+
 def launched(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
-             mode: str = "auto", floats: bool = False) -> Shape:
-    """The shape a launch covers: whole tiles when it pads, else `shape`."""
-    return (kern.whole_tiles(params, *shape) if pads(kern, params, shape, f, mode, floats)
-            else tuple(shape))
+             mode: str = "auto", floats: bool = False,
+             copied: tuple[bool, bool] = (False, False), slices: int = 1) -> Shape:
+    """The shape a launch covers: whole tiles when it pads, k alone in whole tiles when
+    its copies are padded along k only (pads_depth), else `shape`."""
+    if pads(kern, params, shape, f, mode, floats):
+        return kern.whole_tiles(params, *shape)
+    if pads_depth(kern, params, shape, f, mode, floats, copied, slices):
+        m, n, k = shape
+        return m, n, kern.whole_tiles(params, m, n, k)[2]
+    return tuple(shape)
 
 
 def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts,
