@@ -89,6 +89,9 @@ class Kernel:
     # honours -DK_RAGGED with -DCLAMP: launches whose k is whole vectors but not whole tiles
     # count k's tiles from its end, so that only the first one checks k
     ragged: bool = False
+    # honours -DC_ROWS with -DC_UNALIGNED: stages each row of sums in a tile buffer, so that
+    # a C whose rows are not whole vectors apart is stored in runs of consecutive floats
+    c_rows: bool = False
     # reads A stored K x M (-DA_KMAJOR) and B stored N x K (-DB_NMAJOR) as they lie
     layouts: bool = False
     # honours -DCOLUMNS_FIRST: its groups take C's tiles down columns (heuristics.columns_first)

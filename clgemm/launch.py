@@ -74,6 +74,7 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
 
 _chosen: dict[tuple, tuple[str, dict] | None] = {}
 _group_fit: dict[tuple, bool] = {}       # GemmPlan._group_fits, per device and configuration
+_rows_fit: dict[tuple, bool] = {}        # GemmPlan._rows_keep_residents, likewise
 
 
 def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
@@ -396,21 +397,41 @@ class GemmPlan:
         kg = 1 if spread else self.groups(m, n, k, s, floats) if groups is None else groups
         layout = (a_kmajor, b_nmajor, split, c_unaligned,
                   self.columns_first(m, n, k) if columns_first is None else columns_first)
+        if (a_kmajor or b_nmajor) and not self.kernel.layouts:
+            raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
+                             f"operands only")
+        opts = list(_LOADS_OPTION.get(loads, ()))
+        opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
+                                     "-DC_UNALIGNED", "-DCOLUMNS_FIRST"), layout) if on]
+        opts += ["-DTAIL"] if spread else []
+        opts += [f"-DGUARD={guard}"] if guard else []
+        opts += [f"-DKG={kg}"] if kg > 1 else []
+        # C stored a float at a time, a row of sums at a time (heuristics.stages_c), where
+        # that build keeps this one's resident groups
+        rows = (c_unaligned and kg == 1 and not spread
+                and heuristics.stages_c(self.kernel, self.params, (m, n, k), self.facts)
+                and self._rows_keep_residents(tuple(opts)))
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
-            + ((("kg", kg),) if kg > 1 else ())
+            + ((("kg", kg),) if kg > 1 else ()) + (("rows",) if rows else ())
         if key not in self._programs:
-            if (a_kmajor or b_nmajor) and not self.kernel.layouts:
-                raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads row-major "
-                                 f"operands only")
-            opts = list(_LOADS_OPTION.get(loads, ()))
-            opts += [o for o, on in zip(("-DA_KMAJOR", "-DB_NMAJOR", "-DSPLIT_K",
-                                         "-DC_UNALIGNED", "-DCOLUMNS_FIRST"), layout) if on]
-            opts += ["-DTAIL"] if spread else []
-            opts += [f"-DGUARD={guard}"] if guard else []
-            opts += [f"-DKG={kg}"] if kg > 1 else []
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
-                                                tuple(opts))
+                                                tuple(opts) + (("-DC_ROWS",) if rows else ()))
         return self._programs[key]
+
+    def _rows_keep_residents(self, opts: tuple[str, ...]) -> bool:
+        """Whether the build `opts` with C_ROWS holds as many work-groups a compute unit as
+        without it: staging C's rows cost a point 32 registers (127 -> 159 with 128
+        work-items, 4 groups a unit -> 3) and 27% of its call on an H100. Unknown (no
+        register count: not NVIDIA) counts as no."""
+        dev = self.queue.device
+        key = (dev.int_ptr, self.kernel.key, tuple(sorted(self.params.items())), opts)
+        if key not in _rows_fit:
+            items = int(np.prod(self.local))
+            held = [fp and devmod.resident_groups(dev, items, *fp)
+                    for fp in (build.footprint(self.queue.context, self.kernel, self.params, o)
+                               for o in (opts, opts + ("-DC_ROWS",)))]
+            _rows_fit[key] = bool(held[0]) and held[0] == held[1]
+        return _rows_fit[key]
 
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
               a_kmajor: bool = False, b_nmajor: bool = False,

@@ -143,6 +143,15 @@ DEFAULTS: dict[str, float] = {
     "cut_min_gain": 0,
     "cut_max_rest": 0.5,
     "cut_min_k": 1024,
+    # a C whose rows are not whole vectors apart, stored a float at a time, staged a row of
+    # sums at a time in local memory in products at most c_rows_max_k deep (heuristics.
+    # stages_c; 0: never), where the build keeps its resident groups. H100, the H200's
+    # database, whole calls before and after (2026-12-07,
+    # results/h100/raw/plans-c-rows-2026-12-07.txt): at any depth, 40 shapes x0.74-1.78
+    # (4 groups a unit -> 3 at 3358x603x568, x0.97 from k = 1150); as landed, 39 of a
+    # later draw x1.142 geomean, 26 faster and 1 slower by over 5% (x0.948), 7919x7919x769
+    # x1.025. Off by default: measured on Hopper only; the H200's database sets it
+    "c_rows_max_k": 0,
     # lay a row-major A out K-major with a device transpose when n and m*n*k reach these
     # (+1.5% at 8192^3, -2.4% at 2048^3, transpose included)
     "kmajor_min_n": 4096,
@@ -251,7 +260,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "tail_min_k": (1, _INF), "peel_max_share": (0, 1), "peel_min_gain": (0, 1),
     "peel_min_k": (0, _INF), "peel_min_volume": (0, _INF), "peel_split": (0, 1),
     "cut_min_gain": (0, 1), "cut_max_rest": (0, _INF),
-    "cut_min_k": (0, _INF),
+    "cut_min_k": (0, _INF), "c_rows_max_k": (0, _INF),
     "kmajor_min_n": (0, _INF), "kmajor_min_volume": (0, _INF),
     "columns_min_tiles": (0, _INF), "columns_max_aspect": (0, _INF),
     "unaligned_max_volume": (0, _INF), "unaligned_light_block": (0, _INF),

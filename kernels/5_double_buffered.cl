@@ -15,6 +15,10 @@
 // - EXACT (common.cl): whole tiles, no bounds checks on the tile loads.
 // - CLAMP (common.cl): k in whole tiles, M or N not: no bounds checks either; tile rows
 //   and columns past M or N re-read the matrix's last one (no zero-padded copies).
+// - C_ROWS (with C_UNALIGNED, where C's rows are not whole vectors apart): each row of sums
+//   staged in local memory, so that a warp stores 32 consecutive floats of C (below). On an
+//   H100, whole calls x1.142 at 39 drawn shapes up to k = 1024 (x1.5 at 6350x4378x25),
+//   where the staging keeps the resident groups (heuristics.stages_c).
 // - K_RAGGED (with CLAMP): k in whole vectors, not whole tiles: the tiles are counted back
 //   from the end of k, and only the first one checks k (below). On an H100, whole calls
 //   against the checked build: x1.025 at 42 drawn shapes, x0.80 where the 128x128 tiles
@@ -152,6 +156,17 @@ void gemm(const int M, const int N, const int K, const float alpha,
 #else
     __local floatW Asub[2][TSK][TSMV];    // A^T, two buffers
     __local floatW Bsub[2][TSK][TSN / WIDTH];
+#endif
+#if defined(C_ROWS) && defined(C_UNALIGNED) && KG == 1 && !defined(WRITE_C)
+    // C's write-back (below) stages RTSM x TSN floats at a time in a tile buffer that the
+    // loop is done with, where one holds them (else it stores C as the other builds do)
+#if 2 * TSK * WPTM >= TSN
+    __local floatW (*slab)[TSN / WIDTH] = (__local floatW (*)[TSN / WIDTH])Asub;
+#define C_SLAB
+#elif 2 * TSK * WPTM >= TSM
+    __local floatW (*slab)[TSN / WIDTH] = (__local floatW (*)[TSN / WIDTH])Bsub;
+#define C_SLAB
+#endif
 #endif
 
     float acc[WPTM][WPTN];
@@ -387,6 +402,31 @@ void gemm(const int M, const int N, const int K, const float alpha,
     const bool full = m0 + TSM <= M && n0 + TSN <= N;
 #ifdef WRITE_C
     WRITE_C     // kernel 6 substitutes its own write-back of C here
+#elif defined(C_SLAB)
+    // C_ROWS (with C_UNALIGNED): C's rows are not whole vectors apart (ldc % WIDTH != 0), so
+    // C is stored a float at a time. Stored from the sums as they lie, a warp's store would
+    // write every WIDTH-th float of a run (each work-item its WIDTH columns of a row in
+    // turn); so each of the
+    // WPTM rows a work-item holds goes through local memory first: sum row i (q = i / WIDTH,
+    // w = i % WIDTH) of all RTSM rows of work-items is the slab of rows
+    // m0 + (ry + q * RTSM) * WIDTH + w, ry < RTSM, by TSN columns, which the group then
+    // writes with work-item tid taking its floats tid, tid + NT, ... in row order: a warp
+    // writes 32 consecutive floats of a row.
+    __global float* Cf = (__global float*)C;
+    #pragma unroll
+    for (int i = 0; i < WPTM; i++) {
+        if (i > 0) barrier(CLK_LOCAL_MEM_FENCE);        // the last slab's floats are read
+        #pragma unroll
+        for (int j = 0; j < WPTN / WIDTH; j++) slab[ty][tx + j * RTSN] = PACK(acc[i], j * WIDTH);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        #pragma unroll
+        for (int l = 0; l < WPTN; l++) {                // RTSM * TSN / NT = WPTN floats each
+            const int e = tid + l * NT, ry = e / TSN, cx = e % TSN;
+            const int row = m0 + (ry + (i / WIDTH) * RTSM) * WIDTH + i % WIDTH, col = n0 + cx;
+            if (row < M && col < N)
+                store_c(Cf, row * ldc + col, alpha, ((__local float*)slab[ry])[cx], beta);
+        }
+    }
 #else
     #pragma unroll
     for (int i = 0; i < WPTM; i++) {

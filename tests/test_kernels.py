@@ -165,6 +165,44 @@ def test_ragged_k_counts_its_tiles_from_the_end(queue, rng, kernel, i, by, tb, s
     assert {key[0] for key in plan._programs} == {"ragged"}, plan._programs
 
 
+@pytest.mark.parametrize("params,staged", [
+    (SMALL["5"][0], True),                                                  # slab in A's buffers
+    (dict(TSM=4, TSN=32, TSK=4, WPTM=2, WPTN=8, WIDTH=2, PAD=1), True),     # in B's
+    (dict(TSM=32, TSN=32, TSK=4, WPTM=2, WPTN=8, WIDTH=2, PAD=0), False),   # in neither
+    (dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0), True)])
+def test_unaligned_c_is_written_in_rows(queue, rng, thresholds, monkeypatch, params, staged):
+    """A device C whose rows are not whole vectors apart (n = ldc odd) is written where it
+    lies by the C_UNALIGNED build; with C_ROWS (heuristics.stages_c, and the residents kept:
+    unknown on this device, so taken as kept here) each row of sums is staged in a tile
+    buffer first, so that a warp stores consecutive floats. Every element right (beta = 0
+    over NaN, and beta read), at edge tiles of m and n; C_ROWS only where a buffer holds
+    the slab."""
+    import pyopencl.array as cla
+
+    from clgemm.gemm import GemmPlan, prepare
+    thresholds(c_rows_max_k=64)
+    monkeypatch.setattr(GemmPlan, "_rows_keep_residents", lambda self, opts: True)
+    plan = GemmPlan(queue, "5", params)
+    tm, tn = plan.kernel.geometry.tile(plan.params)
+    for m, n, k in ((2 * tm + 3, 3 * tn - 5 | 1, 37), (1, tn + 1, 9), (tm, 2 * tn + 3, 16)):
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        c0 = verify.random_matrix(rng, m, n)
+        for alpha, beta in ((1.0, 0.0), (-0.75, 1.25)):
+            dc = cla.to_device(queue, c0 if beta else np.full((m, n), np.nan, np.float32))
+            prep = prepare(plan, a, b, dc, alpha, beta)
+            prep.launch()
+            ref = verify.reference(a, b, alpha, beta, c0)
+            assert verify.passes(dc.get(), ref, k, a, b, alpha, beta, c0), (params, m, n, k)
+    # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST, ...)
+    assert all(key[4] and (key[-1] == "rows") == staged for key in plan._programs), plan._programs
+    if staged:                                  # deeper than c_rows_max_k: as before
+        m, n, k = 5, 2 * plan.kernel.geometry.tile(plan.params)[1] + 1, 65
+        prep = prepare(plan, verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n),
+                       cla.empty(queue, (m, n), np.float32), 1.0, 0.0)
+        assert any(key[4] and key[-1] != "rows" for key in plan._programs)
+        assert prep.steps
+
+
 def test_tensor_core_products_keep_float_accuracy(queue, rng):
     """Kernels 7 and 8 split each float into two TF32 parts; their error must stay at
     float's level, not TF32's (~3e-4) nor that of sums chained through the tensor cores'

@@ -35,6 +35,8 @@ RUNNER = textwrap.dedent("""
         print(f"=== {kind} {kernel} {params} {shape} {opts}", file=sys.stderr, flush=True)
         # thresholds of the launch heuristics for this case only (a fresh plan reads them)
         thresholds.DEFAULTS.update(generic, **opts.get("thresholds", {}))
+        # C_ROWS where asked: this device reports no registers, so its residents are unknown
+        launch.GemmPlan._rows_keep_residents = lambda self, o, rows=opts.get("rows"): bool(rows)
         launch._facts.clear()
         clgemm.clear_cache()
         if kind == "gemm":
@@ -165,6 +167,9 @@ def test_gemm_kernel_is_clean(key):
                    GEMM_SHAPES[0], {"device": True, "trans": t,
                                     "thresholds": {"unaligned_max_volume": 10**18}})
                   for t in ((False, False), (True, True))]
+    if kern.c_rows:         # C's rows not whole vectors apart (n = 53), staged a row at a time
+        cases += [("gemm", key, p, s, {"rows": True, "thresholds": {"c_rows_max_k": 64}})
+                  for p in SMALL[key] for s in (GEMM_SHAPES[0], RAGGED_SHAPE)]
     if kern.group_slices:   # k in slices within each group (KG), the sums added in local memory
         kg = {"group_slices_max": 4, "group_slices_fill": 1e9, "group_slices_min_steps": 1,
                "group_slices_items": 1e9, "group_slices_float_items": 1e9}

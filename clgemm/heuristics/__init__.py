@@ -11,13 +11,14 @@ device Facts they come in, are clgemm.thresholds'.
 """
 
 from .builds import (Shape, columns_first, kmajor_a, launched, loads, pads, pads_depth,
-                     reads_floats, resident, sums, tile_of, tiles)
+                     reads_floats, resident, stages_c, sums, tile_of, tiles)
 from .slices import (SPLIT_ROW, group_slices, matvec, matvec_slices, splits, tail_split,
                      workspace_fits)
 from .waves import (WARP, choose_entry, edge_peel, entry_split, peel, tile_waste, wave_cut,
                     wave_steps)
 
 __all__ = ["Shape", "columns_first", "kmajor_a", "launched", "loads", "pads", "pads_depth",
-           "reads_floats", "resident", "sums", "tile_of", "tiles", "SPLIT_ROW", "group_slices", "matvec",
-           "matvec_slices", "splits", "tail_split", "workspace_fits", "WARP", "choose_entry",
-           "edge_peel", "entry_split", "peel", "tile_waste", "wave_cut", "wave_steps"]
+           "reads_floats", "resident", "stages_c", "sums", "tile_of", "tiles", "SPLIT_ROW",
+           "group_slices", "matvec", "matvec_slices", "splits", "tail_split", "workspace_fits",
+           "WARP", "choose_entry", "edge_peel", "entry_split", "peel", "tile_waste", "wave_cut",
+           "wave_steps"]

@@ -123,6 +123,20 @@ def reads_floats(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, 
             or heavy or 0 < f["unaligned_share"] <= share)
 
 
+def stages_c(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Facts) -> bool:
+    """Whether a launch that stores C a float at a time (its rows not whole vectors apart:
+    C_UNALIGNED) stages each row of sums in a tile buffer first (C_ROWS), so that a warp
+    stores 32 consecutive floats rather than every fourth of a run: in products at most
+    `c_rows_max_k` deep (0: never), since C's share of the time falls as k grows, and where
+    one of the two tile buffers holds a slab of RTSM x TSN floats (the kernel's condition).
+    The caller also keeps the build's resident groups (GemmPlan.compiled): the staging
+    costs registers at some points."""
+    if not kern.c_rows or not f["c_rows_max_k"] or shape[2] > f["c_rows_max_k"]:
+        return False
+    held = 2 * params["TSK"] * params["WPTM"]       # a tile buffer's floats / RTSM
+    return held >= params["TSN"] or held >= params["TSM"]
+
+
 def sums(params: Mapping[str, int]) -> int:
     """The sums a work-item holds (its register block), which rules bound: a large block's
     loop is bound by issuing instructions, and its loads and split build cost it more."""
