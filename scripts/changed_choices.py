@@ -83,8 +83,13 @@ for text in sys.argv[3].split(","):
     # the tile loads' build (heuristics.loads) of the launch, over the padded depth
     depth = k5.whole_tiles(p, *s)[2] if deep else at[2]
     build = H.loads(k5, p, (*at[:2], depth), bool(floats))
+    # C's rows staged (heuristics.stages_c) for a dense C of n floats a row, where this
+    # version has the rule (the build's resident groups, also asked, need the compiler)
+    rows = (hasattr(H, "stages_c") and slices == 1 and not cut and s[1] % width != 0
+            and H.stages_c(k5, p, (*at[:2], depth), f))
     out[text] = (["x".join(map(str, e["shape"])), slices, bool(floats), point, build]
-                 + ([list(cut)] if cut else []) + (["k padded"] if deep else []))
+                 + ([list(cut)] if cut else []) + (["k padded"] if deep else [])
+                 + (["C rows"] if rows else []))
 print(json.dumps(out))
 """
 
