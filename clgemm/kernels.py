@@ -159,7 +159,8 @@ _register(Kernel(
 
 _register(Kernel(
     key="5", name="double-buffered", source="5_double_buffered.cl", exact=True, clamp=True,
-    ragged=True, c_rows=True, layouts=True, split_k=True, orders=True, unaligned=True, group_slices=True,
+    ragged=True, c_rows=True, layouts=True, split_k=True, orders=True, unaligned=True,
+    group_slices=True,
     technique="two local buffers, next tile prefetched through registers",
     params=_vector_params(64, 128, 16, 16, 4, 4, 0),
     cpu_defaults=_VECTOR_CPU,

@@ -406,12 +406,11 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // C_ROWS (with C_UNALIGNED): C's rows are not whole vectors apart (ldc % WIDTH != 0), so
     // C is stored a float at a time. Stored from the sums as they lie, a warp's store would
     // write every WIDTH-th float of a run (each work-item its WIDTH columns of a row in
-    // turn); so each of the
-    // WPTM rows a work-item holds goes through local memory first: sum row i (q = i / WIDTH,
-    // w = i % WIDTH) of all RTSM rows of work-items is the slab of rows
-    // m0 + (ry + q * RTSM) * WIDTH + w, ry < RTSM, by TSN columns, which the group then
-    // writes with work-item tid taking its floats tid, tid + NT, ... in row order: a warp
-    // writes 32 consecutive floats of a row.
+    // turn); so each of the WPTM rows a work-item holds goes through local memory first:
+    // sum row i (q = i / WIDTH, w = i % WIDTH) of all RTSM rows of work-items is the slab
+    // of rows m0 + (ry + q * RTSM) * WIDTH + w, ry < RTSM, by TSN columns, which the group
+    // then writes with work-item tid taking its floats tid, tid + NT, ... in row order: a
+    // warp writes 32 consecutive floats of a row.
     __global float* Cf = (__global float*)C;
     #pragma unroll
     for (int i = 0; i < WPTM; i++) {
