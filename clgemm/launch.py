@@ -362,13 +362,15 @@ class GemmPlan:
         """Work-groups of this configuration resident per compute unit, for the build with
         bounds checks and the EXACT one; None where the device does not say (see
         build.footprint). The tuner records it with its winner."""
-        def resident(extra: tuple[str, ...]) -> int | None:
-            fp = build.footprint(self.queue.context, self.kernel, self.params, extra)
-            return fp and devmod.resident_groups(self.queue.device, int(np.prod(self.local)), *fp)
-
-        checked = resident(())
-        exact = resident(("-DEXACT",)) if checked and self.kernel.exact else checked
+        checked = self._resident_groups(())
+        exact = self._resident_groups(("-DEXACT",)) if checked and self.kernel.exact else checked
         return {"checked": checked, "exact": exact} if checked and exact else None
+
+    def _resident_groups(self, extra: tuple[str, ...]) -> int | None:
+        """Work-groups of the build with options `extra` resident per compute unit, from
+        the compiler's register count (build.footprint); None where it gives none."""
+        fp = build.footprint(self.queue.context, self.kernel, self.params, extra)
+        return fp and devmod.resident_groups(self.queue.device, int(np.prod(self.local)), *fp)
 
     def workspace(self, floats: int):
         """The split-K partial sums' buffer, kept for the next launch."""
@@ -426,11 +428,8 @@ class GemmPlan:
         dev = self.queue.device
         key = (dev.int_ptr, self.kernel.key, tuple(sorted(self.params.items())), opts)
         if key not in _rows_fit:
-            items = int(np.prod(self.local))
-            held = [fp and devmod.resident_groups(dev, items, *fp)
-                    for fp in (build.footprint(self.queue.context, self.kernel, self.params, o)
-                               for o in (opts, opts + ("-DC_ROWS",)))]
-            _rows_fit[key] = bool(held[0]) and held[0] == held[1]
+            held = self._resident_groups(opts)
+            _rows_fit[key] = bool(held) and held == self._resident_groups(opts + ("-DC_ROWS",))
         return _rows_fit[key]
 
     def bound(self, a: Matrix, b: Matrix, c: Matrix, alpha: float = 1.0, beta: float = 0.0,
