@@ -336,7 +336,9 @@ class GemmPlan:
         whole = 1 if cut is not None else self.splits(m, n, k, floats=floats)
         launched = self.launched(m, n, k, floats, copied, whole)
         main = launched if cut is None else (*cut, launched[2])
-        splits = self.splits(*main, floats=floats) if cut is None else 1    # peeled: unsplit
+        # peeled: unsplit; unpadded: the count already taken
+        splits = (1 if cut is not None else whole if main == (m, n, k)
+                  else self.splits(*main, floats=floats))
         return Decisions(floats, launched != (m, n, k), launched, cut, main, splits,
                          self.tail(*main), self.columns_first(*main), guarded,
                          self.groups(*main, splits, floats))
