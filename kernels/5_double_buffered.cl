@@ -179,18 +179,21 @@ void gemm(const int M, const int N, const int K, const float alpha,
     floatW ra[LPTA], rb[LPTB];
 
     // Global -> registers: COUNT vectors of a block of rows of `src`, rows row0.., vector
-    // columns col0v.. (COLSV vectors per row), work-item tid taking every NT-th vector;
-    // out-of-range vectors read as zero (INSIDE, common.cl), or, in a CLAMP build, the
-    // last row or column along m or n again (ROW and COL are EDGE for an index along m
-    // or n, DEPTH for one along k).
-    #define LOAD_ROWS(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT) \
+    // columns col0v.. (COLSV vectors per row), work-item tid taking every NT-th vector
+    // (row r of the block, vector cv of the row); a vector where OK is false reads as zero.
+    #define LOAD_FROM(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT, OK) \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
             const int e = tid + l * NT;                                                 \
             const int r = e / (COLSV), cv = (col0v) + e % (COLSV);                      \
-            dst[l] = INSIDE((row0) + r < (rows) && cv < (colsv))                        \
-                     ? src[ROW((row0) + r, rows) * (ldv) + COL(cv, colsv)]              \
-                     : (floatW)(0.0f);                                                  \
+            dst[l] = (OK) ? src[ROW((row0) + r, rows) * (ldv) + COL(cv, colsv)]         \
+                          : (floatW)(0.0f);                                             \
         }
+    // ...where out-of-range vectors read as zero (INSIDE, common.cl), or, in a CLAMP build,
+    // as the last row or column along m or n again (ROW and COL are EDGE for an index along
+    // m or n, DEPTH for one along k)
+    #define LOAD_ROWS(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT) \
+        LOAD_FROM(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT,     \
+                  INSIDE((row0) + r < (rows) && cv < (colsv)))
     // Registers -> a k-major local tile: rows that run along k are stored as they are...
     #define STORE_ROWS(sub, src, COLSV, COUNT)                                          \
         _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
@@ -313,13 +316,6 @@ void gemm(const int M, const int N, const int K, const float alpha,
     // to TSK - WIDTH floats before k0, reads anything to leave out; its vectors before k0
     // read as zero (k0, kend and so the tile starts are whole vectors: a vector lies all
     // before k0 or all after). Every later tile loads as in CLAMP, without a check.
-    #define LOAD_FROM(dst, src, ldv, row0, rows, ROW, col0v, colsv, COL, COLSV, COUNT, OK) \
-        _Pragma("unroll") for (int l = 0; l < (COUNT); l++) {                          \
-            const int e = tid + l * NT;                                                 \
-            const int r = e / (COLSV), cv = (col0v) + e % (COLSV);                      \
-            dst[l] = (OK) ? src[ROW((row0) + r, rows) * (ldv) + COL(cv, colsv)]         \
-                          : (floatW)(0.0f);                                             \
-        }
 #ifndef A_KMAJOR    // k along A's rows: vector cv starts at float cv * WIDTH of k
     #define LOAD_A_FIRST(t) LOAD_FROM(ra, A, ldav, m0, M, EDGE, (t) / WIDTH, Kv, DEPTH, TSK / WIDTH, LPTA, cv >= k0 / WIDTH)
 #else               // k down A's rows: row r of the tile is k = t + r
