@@ -46,6 +46,19 @@ DEFAULTS: dict[str, float] = {
     # changed x1.02-1.58 (250x165x6509 0.55 -> 0.86x cuBLAS, 322x954x3932 x1.12), the 32
     # unchanged x1.001; at 128, 8 changed x1.09 geomean, 273x225x6976 x0.96 in 32 slices
     "split_few_min_k": 256,
+    # ...and on grids of at most split_sparse_fill work-groups a compute unit, with k at
+    # least split_few_min_k, as many as _fill_splits takes with slices split_sparse_min_k
+    # deep or more (0: never). H100, the H200's database, whole calls (2026-12-07,
+    # results/h100/raw/plans-sparse-splits-2026-12-07-78b7a31.txt): unsplit launches of
+    # under half a group a unit at k = 256-511, where no other rule splits, ran x1.19 in 4
+    # slices and x1.21 in 8 (30 drawn shapes, none slower); split_few_min_k 64 for every
+    # grid under a wave ran x1.10 at 92 shapes it changed but lost up to x0.74 on grids of
+    # over 0.55 of a group a unit and at k under 256 (142x125x220 x0.97 in 2 slices of 110);
+    # at the 74 measured shapes where this rule launches as that one did, x1.195 geomean,
+    # 1 slower (x0.85), 0.81 -> 0.97x cuBLAS. Off by default: measured on Hopper only; the
+    # H200's database sets it
+    "split_sparse_fill": 0,
+    "split_sparse_min_k": 64,
     # ...and where those give none, the count that cuts the k steps of the busiest compute
     # unit by split_wave_gain (0: never); for register blocks of at most
     # split_wave_max_block sums, on grids of split_wave_min_fill groups a unit or more, of
@@ -250,6 +263,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "pad_waste": (1, _INF), "pad_depth": (0, 1),
     "split_fill": (1e-3, _INF), "split_min_k": (1, _INF), "split_deep_k": (1, _INF),
     "split_thinner": (1, _INF), "split_few_min_k": (0, _INF),
+    "split_sparse_fill": (0, _INF), "split_sparse_min_k": (1, _INF),
     "split_wave_gain": (0, 1), "split_wave_max_block": (0, _INF),
     "split_wave_min_fill": (0, _INF), "split_wave_min_k": (1, _INF), "split_wave_near": (1, _INF),
     "split_count_gain": (0, 1),

@@ -271,6 +271,74 @@ def test_split_few_groups_thinner_slices():
     assert splits(k5, p32, (250, 165, 200), on) == 1                    # too shallow
 
 
+def test_split_sparse_grids_thin_slices():
+    """split_sparse_fill (0: never, the default) lets a grid of at most that many work-groups
+    a unit, with k at least split_few_min_k, take the slices _fill_splits would with
+    split_sparse_min_k as the bound: a few groups over k = 256-511 that no other rule
+    splits; denser grids, shallower products and the tune's own shape keep their count."""
+    from clgemm import kernels
+    from clgemm.heuristics import splits
+    from clgemm.thresholds import DEFAULTS, Facts
+    k5 = kernels.get("5")
+    p16 = dict(TSM=16, TSN=64, TSK=32, WPTM=4, WPTN=4, WIDTH=4, PAD=1)
+    p84 = dict(TSM=64, TSN=128, TSK=16, WPTM=8, WPTN=4, WIDTH=4, PAD=1)
+    assert DEFAULTS["split_sparse_fill"] == 0
+    off = Facts(compute_units=132)
+    on = Facts(compute_units=132, thresholds=dict(DEFAULTS, split_sparse_fill=0.5))
+    # 24 groups of 16x64 at k = 361: 4 slices of 91 (8 would be 46 deep, under 64)
+    assert splits(k5, p16, (34, 508, 361), off) == 1
+    assert splits(k5, p16, (34, 508, 361), on) == 4
+    # the same grid deeper: the few rule's 4 slices of 436 give way to 16 of 109, as whole
+    # tiles: 14 slices of 4 of k's 55 tiles of 32
+    assert splits(k5, p16, (34, 508, 1744), off) == 4
+    assert splits(k5, p16, (34, 508, 1744), on) == 14
+    assert splits(k5, p16, (142, 125, 220), on) == 1                    # k under 256
+    assert splits(k5, p84, (1808, 324, 349), on) == 1                   # 87 groups > 66
+    tuned = ((34, 508, 361), 1)
+    assert splits(k5, p16, (34, 508, 361), on, tuned=tuned) == 1        # the tune's own
+
+
+def test_sparse_slices_give_the_product(queue, rng, thresholds):
+    """With split_sparse_fill on, a grid of one work-group over k = 300 is cut into slices
+    of 64 or more as the rule says, and the product still passes against float64."""
+    from clgemm.heuristics.slices import _fill_splits
+    thresholds(split_sparse_fill=1.0)
+    m, n, k = 20, 30, 300
+    plan = clgemm.Plan(queue, m, n, k, kernel="5", params=P5)
+    f = plan.launch.facts
+    want = _fill_splits(1, k, f, f["split_sparse_min_k"])
+    assert plan.describe()["splits"] == want
+    if queue.device.max_compute_units >= 2:            # a wave of 2 groups or more: sliced
+        assert want > 1
+    a, b = rand(rng, m, k), rand(rng, k, n)
+    out = plan(a, b)
+    ref = verify.reference(a, b)
+    assert verify.passes(out, ref, k, a, b)
+
+
+def test_sparse_slices_do_not_sway_the_entry_choice():
+    """choose_entry compares the H200's entries without split_sparse_fill, as without
+    split_count_gain: with it, the 128x128 tiles of 2048x2048x768 (45 groups at
+    1808x324x349, so sliced) were predicted faster than the 64x128 tiles that ran there
+    unsplit, a choice no measurement backed."""
+    import json
+    from importlib import resources
+    from clgemm import db
+    from clgemm.heuristics import choose_entry
+    from clgemm.thresholds import DEFAULTS, Facts
+    doc = json.loads(resources.files("clgemm").joinpath("tuned/nvidia-h200.json").read_text())
+    assert doc["thresholds"]["split_sparse_fill"] == 0.5
+    every = [("5", dict(e, shape=tuple(map(int, key.split("x")))))
+             for key, e in doc["entries"]["5"].items()]
+    on = Facts(132, thresholds={**DEFAULTS, **doc["thresholds"]})
+    off = Facts(132, thresholds={**DEFAULTS, **doc["thresholds"], "split_sparse_fill": 0})
+    for shape in ((1808, 324, 349), (282, 2363, 611), (356, 2208, 756)):
+        ranked = sorted(every, key=lambda ke: (round(db.distance(ke[1]["shape"], shape), 6),
+                                               -ke[1]["gflops"]))
+        assert choose_entry(ranked, "5", shape, on)[1]["shape"] == \
+            choose_entry(ranked, "5", shape, off)[1]["shape"]
+
+
 def test_split_counts_fill_the_resident_waves():
     """With the groups a unit holds known, a launch of fewer tiles than a wave of them, cut
     into slices, takes the count of 2-16 whose waves take the fewest slice depths, where

@@ -65,7 +65,10 @@ def splits(kern: kernels.Kernel, params: Mapping[str, int], shape: Shape, f: Fac
     the one that evens out the groups each unit runs (_wave_splits). On a grid of fewer
     groups than a wave, except at a tuned count's own shape, at least _fill_splits' count
     with slices split_few_min_k deep (a deep product of few tiles, whose tuned counts and
-    split_min_k leave most units idle). With the work-groups a unit holds (`residents`), a
+    split_min_k leave most units idle), and on grids of at most split_sparse_fill groups a
+    unit with slices split_sparse_min_k deep: a few groups over k = 256-511, which no other
+    rule splits, wait on each tile's loads with most units idle, and thin slices cost less
+    than those waits. With the work-groups a unit holds (`residents`), a
     count so taken may give way to one that fills their waves better (_wave_count), but
     not in the float-at-a-time build (`floats`). Any count is then trimmed so that every
     slice holds at least one tile of k."""
@@ -136,6 +139,9 @@ def _auto_splits(kern, params, shape: Shape, groups: int, f: Facts,
     few = f["split_few_min_k"]
     if few and not own and groups < f["split_fill"] * f.compute_units:
         s = max(s, _fill_splits(groups, k, f, few))
+    sparse = f["split_sparse_fill"]
+    if sparse and not own and groups <= sparse * f.compute_units and k >= few:
+        s = max(s, _fill_splits(groups, k, f, f["split_sparse_min_k"]))
     if s > 1 and not own and residents is not None and f["split_count_gain"]:
         wave = resident(kern, params, shape, residents) * f.compute_units
         s = _wave_count(groups, k, s, wave, f)

@@ -178,9 +178,11 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
         return None
     shape = tuple(shape)
     # entries are compared at the counts of slices the other rules take (split_count_gain
-    # 0): as with the wave cut, a rule that changed the count swayed the choice to entries
-    # no measurement backed
-    f = Facts(f.compute_units, f.max_alloc, {**f.thresholds, "split_count_gain": 0})
+    # and split_sparse_fill 0): as with the wave cut, a rule that changed the count swayed
+    # the choice to entries no measurement backed (the sparse grids' slices took 128x128
+    # tiles in 4 slices at 1808x324x349, where 64x128 unsplit had run)
+    f = Facts(f.compute_units, f.max_alloc,
+              {**f.thresholds, "split_count_gain": 0, "split_sparse_fill": 0})
 
     def kern(key):
         return kernels.get(kernel or key)
