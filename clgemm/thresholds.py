@@ -55,8 +55,9 @@ DEFAULTS: dict[str, float] = {
     # grid under a wave ran x1.10 at 92 shapes it changed but lost up to x0.74 on grids of
     # over 0.55 of a group a unit and at k under 256 (142x125x220 x0.97 in 2 slices of 110);
     # at the 74 measured shapes where this rule launches as that one did, x1.195 geomean,
-    # 1 slower (x0.85), 0.81 -> 0.97x cuBLAS. Off by default: measured on Hopper only; the
-    # H200's database sets it
+    # 1 slower (x0.85), 0.81 -> 0.97x cuBLAS; at 40 shapes drawn afresh x1.200, none slower
+    # (plans-rules-fresh-2026-12-07-f5f9b89.txt). Off by default: measured on Hopper only;
+    # the H200's database sets it
     "split_sparse_fill": 0,
     "split_sparse_min_k": 64,
     # ...and where those give none, the count that cuts the k steps of the busiest compute
