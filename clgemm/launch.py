@@ -350,12 +350,18 @@ class GemmPlan:
         # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
         d = self.decide(m, n, k, (bool(k % self.align and not kmajor), bool(n % self.align)),
                         guard)
+        # C's rows staged (C_ROWS) in the main launch's build, for an output of n floats a
+        # row: unaligned where n is not whole vectors and the launch writes C itself (bound)
+        unaligned = d.splits == 1 and n % self.align != 0
+        _, opts = self.options_of(*d.main, kmajor, False, d.splits, unaligned, 0,
+                                  d.columns_first, d.floats, d.group_slices)
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
                 "splits": d.splits, "padded": d.padded, "floats": d.floats, "tail": d.tail,
                 "a_kmajor": kmajor, "columns_first": d.columns_first, "peel": d.peel,
-                "guarded": d.guarded, "group_slices": d.group_slices}
+                "guarded": d.guarded, "group_slices": d.group_slices,
+                "c_rows": "-DC_ROWS" in opts}
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)
@@ -384,13 +390,26 @@ class GemmPlan:
                  columns_first: bool | None = None, floats: bool = False,
                  groups: int | None = None) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
-        use: one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
+        use (options_of gives its options): one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
         B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
         vector width; COLUMNS_FIRST: the tiles' launch order; TAIL: tail_split's launch;
         GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A and B read a float at a
         time, reads_floats), since each drops or adds code that costs registers in the
         others. `columns_first` and `groups` (KG: slices of k within a group) override what
         this shape takes (the tuner checks at another shape the build it times)."""
+        key, opts = self.options_of(m, n, k, a_kmajor, b_nmajor, split_k, c_unaligned, guard,
+                                    columns_first, floats, groups)
+        if key not in self._programs:
+            self._programs[key] = build.program(self.queue.context, self.kernel, self.params, opts)
+        return self._programs[key]
+
+    def options_of(self, m: int, n: int, k: int, a_kmajor: bool = False,
+                   b_nmajor: bool = False, split_k: int | str | None = None,
+                   c_unaligned: bool = False, guard: int = 0,
+                   columns_first: bool | None = None, floats: bool = False,
+                   groups: int | None = None) -> tuple[tuple, tuple[str, ...]]:
+        """(cache key, compiler options) of the program compiled() builds for these
+        arguments, without building it: describe() reports its C_ROWS from them."""
         if floats and not self.kernel.unaligned:
             raise ValueError(f"kernel {self.kernel.key} ({self.kernel.name}) reads operands "
                              f"whose rows are whole vectors only")
@@ -417,10 +436,7 @@ class GemmPlan:
                 and self._rows_keep_residents(tuple(opts)))
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
             + ((("kg", kg),) if kg > 1 else ()) + (("rows",) if rows else ())
-        if key not in self._programs:
-            self._programs[key] = build.program(self.queue.context, self.kernel, self.params,
-                                                tuple(opts) + (("-DC_ROWS",) if rows else ()))
-        return self._programs[key]
+        return key, tuple(opts) + (("-DC_ROWS",) if rows else ())
 
     def _rows_keep_residents(self, opts: tuple[str, ...]) -> bool:
         """Whether the build `opts` with C_ROWS holds as many work-groups a compute unit as

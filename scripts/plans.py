@@ -200,6 +200,7 @@ def main() -> None:
             d = r.get("plan") or {}
             what = (f"{d.get('params')} splits {d.get('splits')} padded {d.get('padded')} "
                     f"floats {d.get('floats')}" + (f" peel {d['peel']}" if d.get("peel") else "")
+                    + (" c_rows" if d.get("c_rows") else "")
                     if d else r.get("reason", ""))
             print(f"{'x'.join(map(str, shape)):<18} {r['variant']:<14} "
                   f"{'-' if t is None else f'{t:.4f}':>9} "

@@ -203,6 +203,25 @@ def test_unaligned_c_is_written_in_rows(queue, rng, thresholds, monkeypatch, par
         assert prep.steps
 
 
+def test_describe_reports_the_rows_staged(queue, rng, thresholds, monkeypatch):
+    """Plan.describe() reports C_ROWS, the build decided where the program is chosen (from
+    C's leading dimension and the compiler's registers, GemmPlan.options_of), so that two
+    launches that differ in it alone do not read as the same plan: it is the build the call
+    compiled, at n not whole vectors and k within c_rows_max_k only, and the product right."""
+    import pyopencl.array as cla
+
+    from clgemm.launch import GemmPlan
+    thresholds(c_rows_max_k=64)
+    monkeypatch.setattr(GemmPlan, "_rows_keep_residents", lambda self, opts: True)
+    for (m, n, k), staged in (((37, 53, 40), True), ((37, 52, 40), False), ((37, 53, 65), False)):
+        plan = clgemm.Plan(queue, m, n, k, kernel="5", params=SMALL["5"][0])
+        a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
+        out = plan(cla.to_device(queue, a), cla.to_device(queue, b)).get()
+        assert verify.passes(out, verify.reference(a, b), k, a, b), (m, n, k)
+        assert plan.describe()["c_rows"] is staged, (m, n, k)
+        assert {key[-1] == "rows" for key in plan.launch._programs} == {staged}, (m, n, k)
+
+
 def test_tensor_core_products_keep_float_accuracy(queue, rng):
     """Kernels 7 and 8 split each float into two TF32 parts; their error must stay at
     float's level, not TF32's (~3e-4) nor that of sums chained through the tensor cores'
