@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import build, db, entries, heuristics, kernels, operands, thresholds
+from . import build, choice, db, heuristics, kernels, operands, thresholds
 from . import device as devmod
 from .operands import Matrix, rounded
 
@@ -37,54 +37,8 @@ def facts(dev: cl.Device) -> thresholds.Facts:
 _facts: dict[tuple, thresholds.Facts] = {}
 
 
-def tuned_entry(queue: cl.CommandQueue, kernel: str | None,
-                shape: tuple[int, int, int]) -> tuple[str, dict] | None:
-    """(kernel, entry) of the tuning database to launch at `shape` (heuristics.choose_entry),
-    kept per database state: choosing plans every near entry."""
-    dev = queue.device
-    key = (db.stamp(dev), dev.int_ptr, kernel, tuple(shape))
-    if key in _chosen:
-        return _chosen[key]
-    # a kernel's own entries and, on a tie or where it has none as near, those of kernels
-    # whose parameters mean the same (siblings); without a kernel, every GEMM kernel's but
-    # the ones taken only by name (opt_in)
-    keys = None if kernel is None else [kernel, *kernels.siblings(kernel)]
-    every = db.near(dev, keys, *shape, within=float("inf"),
-                    usable=lambda k, e: (kernel is not None or (k in kernels.GEMM
-                                                                and not kernels.get(k).opt_in))
-                    and _fits(dev, kernel or k, k, e))
-    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks,
-        # among this device's own entries before another device's (db "tuned_on"): speeds
-        # measured on two devices do not compare, and a user's own tune must count
-        best: dict[tuple, tuple[str, dict]] = {}
-
-        def rank(e: dict) -> tuple[bool, float]:
-            return "tuned_on" not in e, e["gflops"]
-        for ke in every:
-            seen = best.get(ke[1]["shape"])
-            if seen is None or rank(ke[1]) > rank(seen[1]):
-                best[ke[1]["shape"]] = ke
-        every = [ke for ke in every if best[ke[1]["shape"]] is ke]
-    choice = heuristics.choose_entry(every, kernel, shape, facts(dev))
-    if len(_chosen) > 4096:
-        _chosen.clear()
-    _chosen[key] = choice
-    return choice
-
-
-_chosen: dict[tuple, tuple[str, dict] | None] = {}
 _group_fit: dict[tuple, bool] = {}       # GemmPlan._group_fits, per device and configuration
 _rows_fit: dict[tuple, bool] = {}        # GemmPlan._rows_keep_residents, likewise
-
-
-def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:
-    """Whether an entry's parameters (tuned for kernel `key`) can launch `kernel` here: a
-    hand-edited or foreign entry beyond the device's limits is passed over with a warning;
-    a sibling's entry that breaks this kernel's own constraints, silently."""
-    bad = kernels.get(kernel).violations(entry["params"], dev)
-    if bad and key == kernel:
-        entries.passed_over(key, entry, "; ".join(bad))
-    return not bad
 
 
 def check_transposed_by(transposed_by: object) -> None:
@@ -162,8 +116,8 @@ class GemmPlan:
         self.pad, self.split_k = pad, (split_k if split_k == "auto" else int(split_k))
         self.queue = queue
         self.facts = facts(queue.device)
-        tuned = tuned_entry(queue, None if kernel is None else str(kernel), shape) \
-            if shape is not None else None
+        tuned = choice.tuned_entry(queue, None if kernel is None else str(kernel), shape,
+                                   self.facts) if shape is not None else None
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
         self.kernel = kernels.get(key)
         if pad == "yes" and not self.kernel.exact:      # asked for, and nothing would pad

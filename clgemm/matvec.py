@@ -97,7 +97,7 @@ def base_params(dev: cl.Device, kind: str, R: int, L: int) -> Base:
     kern = kernels.get(FORMS[kind], "matvec")
     def usable(key: str, entry: dict) -> bool:
         bad = kern.violations(entry["params"], dev)
-        if bad:                     # passed over as a GEMM kernel's is (launch._fits)
+        if bad:                     # passed over as a GEMM kernel's is (choice._fits)
             entries.passed_over(key, entry, "; ".join(bad))
         return not bad
     found = db.near(dev, kern.key, *canonical(kind, R, L), usable=usable)

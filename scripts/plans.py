@@ -33,7 +33,7 @@ import numpy as np
 import pyopencl as cl
 
 import clgemm
-from clgemm import bench, contenders, db, device, entries, kernels, launch
+from clgemm import bench, choice, contenders, db, device, entries, kernels, launch
 from clgemm.thresholds import DEFAULTS, LIMITS
 from job_summary import overall      # (scripts/ comes first on the path)
 
@@ -117,11 +117,11 @@ def against_first(rows: list[dict], names: list[str]) -> list[str]:
 
 
 def clear() -> None:
-    """Forget the device's facts and the entries chosen with them (launch.tuned_entry keeps
+    """Forget the device's facts and the entries chosen with them (choice.tuned_entry keeps
     its choices per database state, not per thresholds: a variant of near_within,
     wave_margin, tile_waste or latency_warps would otherwise reuse the first one's)."""
     launch._facts.clear()
-    launch._chosen.clear()
+    choice._chosen.clear()
 
 
 def main() -> None:
