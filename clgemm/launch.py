@@ -344,13 +344,14 @@ class GemmPlan:
                  columns_first: bool | None = None, floats: bool = False,
                  groups: int | None = None) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
-        use (options_of gives its options): one build per variant (EXACT; CLAMP: k in whole tiles, m or n not; A_KMAJOR,
-        B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension is not a multiple of the
-        vector width; COLUMNS_FIRST: the tiles' launch order; TAIL: tail_split's launch;
-        GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A and B read a float at a
-        time, reads_floats), since each drops or adds code that costs registers in the
-        others. `columns_first` and `groups` (KG: slices of k within a group) override what
-        this shape takes (the tuner checks at another shape the build it times)."""
+        use from options_of's options: one build per variant (EXACT; CLAMP: k in whole
+        tiles, m or n not; A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension
+        is not a multiple of the vector width; COLUMNS_FIRST: the tiles' launch order; TAIL:
+        tail_split's launch; GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A
+        and B read a float at a time, reads_floats), since each drops or adds code that
+        costs registers in the others. `columns_first` and `groups` (KG: slices of k within
+        a group) override what this shape takes (the tuner checks at another shape the
+        build it times)."""
         key, opts = self.options_of(m, n, k, a_kmajor, b_nmajor, split_k, c_unaligned, guard,
                                     columns_first, floats, groups)
         if key not in self._programs:
