@@ -304,11 +304,10 @@ class GemmPlan:
         # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
         d = self.decide(m, n, k, (bool(k % self.align and not kmajor), bool(n % self.align)),
                         guard)
-        # C's rows staged (C_ROWS) in the main launch's build, for an output of n floats a
-        # row: unaligned where n is not whole vectors and the launch writes C itself (bound)
-        unaligned = d.splits == 1 and n % self.align != 0
-        _, opts = self.options_of(*d.main, kmajor, False, d.splits, unaligned, 0,
-                                  d.columns_first, d.floats, d.group_slices)
+        # C's rows staged (C_ROWS) in the main launch's build, for an output of n floats a row
+        _, opts = self.options_of(*d.main, kmajor, False, d.splits,
+                                  self.c_unaligned(d.splits, n), 0, d.columns_first,
+                                  d.floats, d.group_slices)
         return {"kernel": self.kernel.key, "params": dict(self.params),
                 "params_source": self.source, "tuned_at": self.tuned_at,
                 "tuned_kernel": self.tuned_kernel, "tuned_on": self.tuned_on,
@@ -316,6 +315,12 @@ class GemmPlan:
                 "a_kmajor": kmajor, "columns_first": d.columns_first, "peel": d.peel,
                 "guarded": d.guarded, "group_slices": d.group_slices,
                 "c_rows": "-DC_ROWS" in opts}
+
+    def c_unaligned(self, slices: int, ldc: int) -> bool:
+        """Whether the gemm kernel writes a C whose rows are not whole vectors apart (the
+        C_UNALIGNED build): bound() and describe() ask alike. Split-K's product goes to a
+        workspace with aligned rows, and only its sum writes C."""
+        return slices == 1 and ldc % self.align != 0
 
     def workspace_fits(self, slices: int, m: int, n: int) -> bool:
         return heuristics.workspace_fits(slices, m, n, heuristics.SPLIT_ROW, self.facts)
@@ -423,8 +428,7 @@ class GemmPlan:
         operands.check_depth(k)
         gx, gy = self.kernel.geometry.global_size(self.params, m, n)
         s = self.splits(m, n, k, split_k, floats)
-        # split-K's product goes to a workspace with aligned rows: only its sum writes c
-        unaligned = s == 1 and c.ld % self.align != 0
+        unaligned = self.c_unaligned(s, c.ld)
         code, flag = guard or (0, None)
         if code and s > 1:
             raise ValueError("a guarded launch computes in one slice of k")
