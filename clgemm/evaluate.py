@@ -1,5 +1,6 @@
 """What the tuner's worker processes run: compile a configuration, check it against
-float64 on fresh data, time it at the target shape as gemm() would launch it, and the
+float64 on fresh data, time it at the target shape as gemm() would launch it on dense
+device operands (rows of k and n floats, as `clgemm bench` makes them), and the
 finalists' interleaved re-measure and split-K stage. Tests substitute subclasses to plant
 crashes, hangs and timings."""
 
@@ -49,7 +50,7 @@ class Evaluator:
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k, workspace=self._work)
         launched, kmajor = self.layout(plan)
-        plan.compiled(*launched, kmajor)
+        plan.compiled(*launched, kmajor, floats=self.floats(plan))
         return plan
 
     def split_counts(self, params: Mapping[str, int]) -> list[int]:
@@ -60,7 +61,7 @@ class Evaluator:
         plan, launched = self._unaided(params)
         groups, _ = plan.tiles(*launched)
         cap = SPLIT_STAGE_FILL * self.queue.device.max_compute_units
-        counts = {1, plan.splits(*launched)}
+        counts = {1, plan.splits(*launched, floats=self.floats(plan))}
         s = 2
         while s <= SPLIT_STAGE_MAX and groups * s <= cap:
             counts.add(plan.splits(*launched, s))
@@ -78,7 +79,7 @@ class Evaluator:
     def unaided_count(self, params: Mapping[str, int]) -> int:
         """The slices of k gemm() cuts the target into with `params` and no tuned count."""
         plan, launched = self._unaided(params)
-        return plan.splits(*launched)
+        return plan.splits(*launched, floats=self.floats(plan))
 
     def split_stage(self, finalists: list[Mapping[str, int]],
                     alive: Callable[[], None] = lambda: None) -> dict:
@@ -156,7 +157,18 @@ class Evaluator:
     def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
         """How gemm() launches the target with this plan: the shape the launch covers
         (`GemmPlan.launched`) and whether A is read K-major (`kmajor_a`)."""
-        return plan.launched(*self.shape), plan.kmajor_a(*self.shape)
+        return plan.launched(*self.shape, self.floats(plan)), plan.kmajor_a(*self.shape)
+
+    def floats(self, plan) -> bool:
+        """Whether gemm() reads the target's dense device operands where they lie, a float
+        at a time (the AB_UNALIGNED build, heuristics.reads_floats): where their rows are
+        not whole vectors (GemmPlan.dense_copied) and the product is one that build takes.
+        Then that build is the one checked and timed, on operands with rows of k and n
+        floats, not the aligned copies' build, which such a caller never runs. (Host
+        operands gemm() lays out aligned: at such a shape their launch differs from the
+        one tuned.)"""
+        copied = plan.dense_copied(*self.shape)
+        return any(copied) and plan.reads_floats(*self.shape, copied)
 
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes a
@@ -165,7 +177,7 @@ class Evaluator:
         whole vectors only), so that build is the one checked and no second compile is
         needed."""
         launched = self.layout(plan)[0]
-        if plan.loads(*launched) == "checked":
+        if plan.loads(*launched, self.floats(plan)) in ("checked", "floats"):
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         tk = plan.kernel.geometry.depth(plan.params)
@@ -196,25 +208,31 @@ class Evaluator:
         data at `check_shape`, launched as the target is (_check_fresh)."""
         shape = self.check_shape(plan)
         launched, kmajor = self.layout(plan)
-        splits = plan.splits(*launched)
+        floats = self.floats(plan)
+        splits = plan.splits(*launched, floats=floats)
         return (*self._check_fresh(plan, shape, splits, kmajor, plan.columns_first(*launched),
-                                   plan.groups(*launched, splits)), shape)
+                                   plan.groups(*launched, splits, floats), floats), shape)
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
-                     columns_first: bool, groups: int = 1) -> tuple[float, bool]:
+                     columns_first: bool, groups: int = 1,
+                     floats: bool = False) -> tuple[float, bool]:
         """The error at `shape`, and whether it passes (verify.passes), cut into as many
         slices of k as the target is (at most one per tile of k), with A laid out as the
-        target's is, its tiles in the target's order and its slices within each group, so
-        that the build checked is the one timed (SPLIT_K, A_KMAJOR, COLUMNS_FIRST, KG)."""
+        target's is, its tiles in the target's order and its slices within each group, and
+        with `floats` A and B read a float at a time from rows of k and n floats, so that
+        the build checked is the one timed (SPLIT_K, A_KMAJOR, COLUMNS_FIRST, KG,
+        AB_UNALIGNED)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
         cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
-        am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a, al)
-        cl.wait_for_events(plan.bind(am, operands.raw(q, b, al), cm, a_kmajor=kmajor,
-                                     split_k=splits, columns_first=columns_first,
-                                     groups=groups)())
+        am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a,
+                          1 if floats and not kmajor else al)
+        bm = operands.raw(q, b, 1 if floats else al)
+        cl.wait_for_events(plan.bind(am, bm, cm, a_kmajor=kmajor, split_k=splits,
+                                     columns_first=columns_first, groups=groups,
+                                     floats=floats)())
         out, ref = operands.to_host(q, cm), verify.reference(a, b)
         return verify.rel_error(out, ref), verify.passes(out, ref, k, a, b)
 
@@ -222,22 +240,25 @@ class Evaluator:
         """A, B and C on the device as the target's launch takes them: A and B zero-padded
         to whole tiles when gemm() pads (the copies that pad them are not timed), A K x M
         when it is read K-major (`kmajor_a`), and that flag; kept per layout. Their rows are
-        whole vectors, as gemm() lays out host operands: a caller's device operands whose
-        rows are not, in a product below unaligned_max_volume, take the AB_UNALIGNED build
-        instead (heuristics.reads_floats), which is not what is timed here."""
+        whole vectors, as the copies gemm() makes of unaligned operands have them, except
+        where gemm() reads the operands where they lie a float at a time (`floats`): then
+        rows of k and n floats, as a caller's dense device matrices."""
         (mp, np_, kp), kmajor = self.layout(plan)
-        key = (plan.align, kmajor, mp, np_, kp)
+        floats = self.floats(plan)
+        key = (plan.align, kmajor, mp, np_, kp, floats)
         if key not in self._mats:
             m, n, _ = self.shape
             q, al = self.queue, plan.align
             a, ashape = (np.ascontiguousarray(self.a.T), (kp, mp)) if kmajor else (self.a, (mp, kp))
-            self._mats[key] = (operands.raw(q, a, al, ashape), operands.raw(q, self.b, al, (kp, np_)),
-                               operands.empty(q, m, n, operands.rounded(n, al)), kmajor)
+            self._mats[key] = (operands.raw(q, a, 1 if floats and not kmajor else al, ashape),
+                               operands.raw(q, self.b, 1 if floats else al, (kp, np_)),
+                               operands.empty(q, m, n, operands.rounded(n, al)), kmajor, floats)
         return self._mats[key]
 
     def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:
-        am, bm, cm, kmajor = self._operands(plan)
-        return _profile(plan.bind(am, bm, cm, a_kmajor=kmajor), repeat or self.repeat, cutoff_ms)
+        am, bm, cm, kmajor, floats = self._operands(plan)
+        return _profile(plan.bind(am, bm, cm, a_kmajor=kmajor, floats=floats),
+                        repeat or self.repeat, cutoff_ms)
 
 
 def _ok(shape: tuple[int, int, int], err: float, t: timing.Timing) -> dict:

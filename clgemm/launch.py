@@ -301,9 +301,7 @@ class GemmPlan:
         """What a product of this shape launches with row-major operands: the kernel, its
         parameters and where they came from, and the launch decisions (Plan.describe)."""
         kmajor = bool(self.reads[0] and self.kmajor_a(m, n, k))
-        # dense row-major A (m x k) and B (k x n): rows of k and n floats (layout.prepare)
-        d = self.decide(m, n, k, (bool(k % self.align and not kmajor), bool(n % self.align)),
-                        guard)
+        d = self.decide(m, n, k, self.dense_copied(m, n, k), guard)
         # C's rows staged (C_ROWS) in the main launch's build, for an output of n floats a row
         _, opts = self.options_of(*d.main, kmajor, False, d.splits,
                                   self.c_unaligned(d.splits, n), 0, d.columns_first,
@@ -315,6 +313,14 @@ class GemmPlan:
                 "a_kmajor": kmajor, "columns_first": d.columns_first, "peel": d.peel,
                 "guarded": d.guarded, "group_slices": d.group_slices,
                 "c_rows": "-DC_ROWS" in opts}
+
+    def dense_copied(self, m: int, n: int, k: int) -> tuple[bool, bool]:
+        """decide()'s `copied` for dense row-major device operands, A m x k and B k x n (rows
+        of k and n floats, as most callers hold them), as layout.prepare finds it: rows
+        not whole vectors, read where they lie (A not turned K-major first). describe() and
+        the tuner (evaluate.Evaluator) ask it alike."""
+        kmajor = bool(self.reads[0] and self.kmajor_a(m, n, k))
+        return bool(k % self.align) and not kmajor, bool(n % self.align)
 
     def c_unaligned(self, slices: int, ldc: int) -> bool:
         """Whether the gemm kernel writes a C whose rows are not whole vectors apart (the

@@ -1,11 +1,23 @@
-"""What the tuner's evaluator measures is what gemm() will launch: the one build compiled
-ahead for a target (whole tiles, CLAMP, tiles along rows, split-K, a K-major A, padded
-operands) is the one checked and timed; a slow configuration is timed once."""
+"""What the tuner's evaluator measures is what gemm() will launch on dense device operands:
+the one build compiled ahead for a target (whole tiles, CLAMP, tiles along rows, split-K, a
+K-major A, padded operands, operands whose rows are not whole vectors read a float at a
+time) is the one checked and timed; a slow configuration is timed once."""
 
+import numpy as np
 import pytest
 
 
 pytestmark = pytest.mark.usefixtures("home")   # conftest: a database of its own
+
+P = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
+
+
+def copies_unaligned(thresholds):
+    """gemm() copies operands whose rows are not whole vectors into aligned buffers at
+    every shape (heuristics.reads_floats never holds), as at large products: the aligned
+    builds are then the ones a small unaligned target launches."""
+    thresholds(unaligned_max_volume=0, unaligned_light_volume=0, unaligned_heavy_volume=0,
+               unaligned_share=0)
 
 
 def test_slow_configuration_is_timed_once(queue):
@@ -22,11 +34,12 @@ def test_slow_configuration_is_timed_once(queue):
 
 @pytest.mark.parametrize("target,build,check", [((64, 64, 64), "exact", (64, 96, 40)),
                                                  ((37, 45, 32), "clamp", (69, 109, 40))])
-def test_target_compiles_and_checks_only_its_own_build(queue, target, build, check):
+def test_target_compiles_and_checks_only_its_own_build(queue, thresholds, target, build, check):
     """A whole-tile target is checked with the EXACT build alone; one with k in whole tiles
-    and m, n not at a shape with the same remainders, so the CLAMP build timed is the one
-    checked (and in either case the only one compiled)."""
+    and m, n not (its B copied aligned) at a shape with the same remainders, so the CLAMP
+    build timed is the one checked (and in either case the only one compiled)."""
     from clgemm.evaluate import Evaluator
+    copies_unaligned(thresholds)
     ev = Evaluator(queue, "5", *target, repeat=2)
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     # (tile loads build, A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED, COLUMNS_FIRST: not 4 tiles)
@@ -72,6 +85,7 @@ def test_kmajor_target_checks_and_times_the_kmajor_build(queue, thresholds):
     A_KMAJOR build and a K x M copy of A, so the tuner measures what will run."""
     from clgemm.evaluate import Evaluator
     thresholds(kmajor_min_n=0, kmajor_min_volume=0)
+    copies_unaligned(thresholds)
     for shape, builds in (((64, 64, 64), {("exact", True, False, False, False, False)}),
                           ((37, 45, 29), {("checked", True, False, False, False, False)})):
         ev = Evaluator(queue, "5", *shape, repeat=2)
@@ -87,6 +101,7 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     over zero-padded operands, as it will run; the real C is written in place."""
     from clgemm.evaluate import Evaluator
     thresholds(pad_min_volume=0, pad_min_k=0, pad_min_mn=0)
+    copies_unaligned(thresholds)
     ev = Evaluator(queue, "5", 62, 63, 30, repeat=2)     # 64 x 64 x 32 once padded
     plan = ev.compile(dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0))
     assert plan.pads(62, 63, 30) and ev.layout(plan) == ((64, 64, 32), False)
@@ -94,3 +109,63 @@ def test_padded_target_checks_and_times_the_exact_build(queue, thresholds):
     r = ev.measure(plan)
     assert r["status"] == "ok", r
     assert set(plan._programs) == {("exact", False, False, False, False, False)}
+
+
+@pytest.mark.parametrize("shape", [(37, 45, 29), (40, 45, 64), (37, 44, 29)])
+def test_unaligned_target_checks_and_times_the_float_build_on_dense_operands(queue, shape):
+    """Where gemm() reads a caller's dense device operands whose rows are not whole vectors
+    a float at a time (heuristics.reads_floats: small products), the tuner checks and times
+    that build (AB_UNALIGNED), on operands with rows of k and n floats, and nothing else is
+    compiled: not the aligned copies' build, which such a caller never runs."""
+    from clgemm.evaluate import Evaluator
+    ev = Evaluator(queue, "5", *shape, repeat=2)
+    plan = ev.compile(P)
+    assert ev.floats(plan) and ev.layout(plan) == (shape, False)
+    assert describe_floats(queue, shape)           # what gemm() reports for such operands
+    only = {("floats", False, False, False, False, False)}
+    assert set(plan._programs) == only
+    r = ev.measure(plan)
+    assert r["status"] == "ok", r
+    assert set(plan._programs) == only
+    am, bm, _, _, floats = ev._operands(plan)
+    m, n, k = shape
+    assert floats and (am.ld, bm.ld) == (k, n)     # dense rows, read where they lie
+
+
+def test_unaligned_target_that_gemm_copies_is_timed_on_aligned_copies(queue, thresholds):
+    """Where reads_floats declines (larger products), gemm() copies such operands into
+    aligned buffers: the tuner times the aligned build on aligned rows, as before."""
+    from clgemm.evaluate import Evaluator
+    copies_unaligned(thresholds)
+    ev = Evaluator(queue, "5", 37, 45, 29, repeat=2)
+    plan = ev.compile(P)
+    assert not ev.floats(plan) and not describe_floats(queue, (37, 45, 29))
+    assert set(plan._programs) == {("checked", False, False, False, False, False)}
+    assert ev.measure(plan)["status"] == "ok"
+    am, bm, _, _, floats = ev._operands(plan)
+    assert not floats and (am.ld, bm.ld) == (32, 48)
+
+
+def test_tuned_float_build_reads_the_callers_operands_correctly(queue, rng):
+    """The float build the tuner picks for such a target is the one a gemm() call on dense
+    device operands of that shape runs, and its product matches float64."""
+    import pyopencl.array as cla
+    import clgemm
+    from clgemm import verify
+    from clgemm.evaluate import Evaluator
+    m, n, k = 37, 45, 29
+    ev = Evaluator(queue, "5", m, n, k, repeat=2)
+    plan = ev.compile(P)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    p = clgemm.Plan(queue, m, n, k, kernel="5", params=P)
+    assert p.describe()["floats"] == ev.floats(plan)
+    c = p(cla.to_device(queue, a), cla.to_device(queue, b)).get()
+    assert verify.passes(c, verify.reference(a, b), k, a, b)
+
+
+def describe_floats(queue, shape) -> bool:
+    """Whether gemm() reads dense device operands of `shape` a float at a time, as
+    Plan.describe() reports it for kernel 5 at the tests' parameters."""
+    import clgemm
+    return clgemm.Plan(queue, *shape, kernel="5", params=P).describe()["floats"]
