@@ -1,6 +1,7 @@
 """What the tuner's worker processes run: compile a configuration, check it against
 float64 on fresh data, time it at the target shape as gemm() would launch it on dense
-device operands (rows of k and n floats, as `clgemm bench` makes them), and the
+device operands (rows of k and n floats, as `clgemm bench` makes them) into a fresh
+output, and the
 finalists' interleaved re-measure and split-K stage. Tests substitute subclasses to plant
 crashes, hangs and timings."""
 
@@ -14,7 +15,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import entries, matvec, operands, timing, verify
+from . import entries, heuristics, matvec, operands, timing, verify
 from .build import BuildError
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
@@ -50,7 +51,9 @@ class Evaluator:
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k, workspace=self._work)
         launched, kmajor = self.layout(plan)
-        plan.compiled(*launched, kmajor, floats=self.floats(plan))
+        floats = self.floats(plan)
+        plan.compiled(*launched, kmajor, floats=floats,
+                      c_unaligned=self.c_unaligned(plan, launched, floats))
         return plan
 
     def split_counts(self, params: Mapping[str, int]) -> list[int]:
@@ -170,6 +173,11 @@ class Evaluator:
         copied = plan.dense_copied(*self.shape)
         return any(copied) and plan.reads_floats(*self.shape, copied)
 
+    def c_unaligned(self, plan, launched: tuple[int, int, int], floats: bool) -> bool:
+        """Whether the launch writes C with rows not whole vectors apart (the C_UNALIGNED
+        build): gemm()'s fresh output has rows of n floats, as `clgemm bench` times it."""
+        return plan.c_unaligned(plan.splits(*launched, floats=floats), self.shape[1])
+
     def check_shape(self, plan) -> tuple[int, int, int]:
         """Odd, so that every partial-tile path runs; but when the target shape takes a
         build without bounds checks (EXACT, CLAMP), a shape that takes the same build (whole
@@ -210,29 +218,34 @@ class Evaluator:
         launched, kmajor = self.layout(plan)
         floats = self.floats(plan)
         splits = plan.splits(*launched, floats=floats)
+        stages = heuristics.stages_c(plan.kernel, plan.params, launched, plan.facts)
         return (*self._check_fresh(plan, shape, splits, kmajor, plan.columns_first(*launched),
-                                   plan.groups(*launched, splits, floats), floats), shape)
+                                   plan.groups(*launched, splits, floats), floats,
+                                   self.c_unaligned(plan, launched, floats), stages), shape)
 
     def _check_fresh(self, plan, shape: tuple[int, int, int], splits: int, kmajor: bool,
-                     columns_first: bool, groups: int = 1,
-                     floats: bool = False) -> tuple[float, bool]:
+                     columns_first: bool, groups: int = 1, floats: bool = False,
+                     c_unaligned: bool = False,
+                     stages: bool | None = None) -> tuple[float, bool]:
         """The error at `shape`, and whether it passes (verify.passes), cut into as many
         slices of k as the target is (at most one per tile of k), with A laid out as the
-        target's is, its tiles in the target's order and its slices within each group, and
-        with `floats` A and B read a float at a time from rows of k and n floats, so that
-        the build checked is the one timed (SPLIT_K, A_KMAJOR, COLUMNS_FIRST, KG,
-        AB_UNALIGNED)."""
+        target's is, its tiles in the target's order and its slices within each group, with
+        `floats` A and B read a float at a time from rows of k and n floats, and with
+        `c_unaligned` C's rows not whole vectors apart (n floats, or n + 1 where n is whole
+        vectors), staged as the target's are (`stages`), so that the build checked is the
+        one timed (SPLIT_K, A_KMAJOR, COLUMNS_FIRST, KG, AB_UNALIGNED, C_UNALIGNED, C_ROWS)."""
         m, n, k = shape
         rng = np.random.default_rng()
         a, b = verify.random_matrix(rng, m, k), verify.random_matrix(rng, k, n)
         q, al = self.queue, plan.align
-        cm = operands.poison(q, operands.empty(q, m, n, operands.rounded(n, al)))
+        ldc = (n + (n % al == 0)) if c_unaligned else operands.rounded(n, al)
+        cm = operands.poison(q, operands.empty(q, m, n, ldc))
         am = operands.raw(q, np.ascontiguousarray(a.T) if kmajor else a,
                           1 if floats and not kmajor else al)
         bm = operands.raw(q, b, 1 if floats else al)
         cl.wait_for_events(plan.bind(am, bm, cm, a_kmajor=kmajor, split_k=splits,
                                      columns_first=columns_first, groups=groups,
-                                     floats=floats)())
+                                     floats=floats, stages=stages)())
         out, ref = operands.to_host(q, cm), verify.reference(a, b)
         return verify.rel_error(out, ref), verify.passes(out, ref, k, a, b)
 
@@ -242,7 +255,8 @@ class Evaluator:
         when it is read K-major (`kmajor_a`), and that flag; kept per layout. Their rows are
         whole vectors, as the copies gemm() makes of unaligned operands have them, except
         where gemm() reads the operands where they lie a float at a time (`floats`): then
-        rows of k and n floats, as a caller's dense device matrices."""
+        rows of k and n floats, as a caller's dense device matrices. C has rows of n floats,
+        as gemm()'s fresh output (C_UNALIGNED where n is not whole vectors)."""
         (mp, np_, kp), kmajor = self.layout(plan)
         floats = self.floats(plan)
         key = (plan.align, kmajor, mp, np_, kp, floats)
@@ -252,7 +266,7 @@ class Evaluator:
             a, ashape = (np.ascontiguousarray(self.a.T), (kp, mp)) if kmajor else (self.a, (mp, kp))
             self._mats[key] = (operands.raw(q, a, 1 if floats and not kmajor else al, ashape),
                                operands.raw(q, self.b, 1 if floats else al, (kp, np_)),
-                               operands.empty(q, m, n, operands.rounded(n, al)), kmajor, floats)
+                               operands.empty(q, m, n, n), kmajor, floats)
         return self._mats[key]
 
     def time(self, plan, repeat: int | None = None, cutoff_ms: float | None = None) -> timing.Timing:

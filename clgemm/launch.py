@@ -353,18 +353,18 @@ class GemmPlan:
                  b_nmajor: bool = False, split_k: int | str | None = None,
                  c_unaligned: bool = False, guard: int = 0,
                  columns_first: bool | None = None, floats: bool = False,
-                 groups: int | None = None) -> cl.Program:
+                 groups: int | None = None, stages: bool | None = None) -> cl.Program:
         """The program for a launch at (m, n, k) with these operand layouts, built on first
         use from options_of's options: one build per variant (EXACT; CLAMP: k in whole
         tiles, m or n not; A_KMAJOR, B_NMAJOR, SPLIT_K, C_UNALIGNED: C's leading dimension
         is not a multiple of the vector width; COLUMNS_FIRST: the tiles' launch order; TAIL:
         tail_split's launch; GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A
         and B read a float at a time, reads_floats), since each drops or adds code that
-        costs registers in the others. `columns_first` and `groups` (KG: slices of k within
-        a group) override what this shape takes (the tuner checks at another shape the
-        build it times)."""
+        costs registers in the others. `columns_first`, `groups` (KG: slices of k within a
+        group) and `stages` (heuristics.stages_c) override what this shape takes (the tuner
+        checks at another shape the build it times)."""
         key, opts = self.options_of(m, n, k, a_kmajor, b_nmajor, split_k, c_unaligned, guard,
-                                    columns_first, floats, groups)
+                                    columns_first, floats, groups, stages)
         if key not in self._programs:
             self._programs[key] = build.program(self.queue.context, self.kernel, self.params, opts)
         return self._programs[key]
@@ -373,7 +373,8 @@ class GemmPlan:
                    b_nmajor: bool = False, split_k: int | str | None = None,
                    c_unaligned: bool = False, guard: int = 0,
                    columns_first: bool | None = None, floats: bool = False,
-                   groups: int | None = None) -> tuple[tuple, tuple[str, ...]]:
+                   groups: int | None = None,
+                   stages: bool | None = None) -> tuple[tuple, tuple[str, ...]]:
         """(cache key, compiler options) of the program compiled() builds for these
         arguments, without building it: describe() reports its C_ROWS from them."""
         if floats and not self.kernel.unaligned:
@@ -397,9 +398,10 @@ class GemmPlan:
         opts += [f"-DKG={kg}"] if kg > 1 else []
         # C stored a float at a time, a row of sums at a time (heuristics.stages_c), where
         # that build keeps this one's resident groups
-        rows = (c_unaligned and kg == 1 and not spread
-                and heuristics.stages_c(self.kernel, self.params, (m, n, k), self.facts)
-                and self._rows_keep_residents(tuple(opts)))
+        if stages is None:
+            stages = heuristics.stages_c(self.kernel, self.params, (m, n, k), self.facts)
+        rows = c_unaligned and kg == 1 and not spread and stages \
+            and self._rows_keep_residents(tuple(opts))
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
             + ((("kg", kg),) if kg > 1 else ()) + (("rows",) if rows else ())
         return key, tuple(opts) + (("-DC_ROWS",) if rows else ())
@@ -420,15 +422,16 @@ class GemmPlan:
               a_kmajor: bool = False, b_nmajor: bool = False,
               split_k: int | str | None = None, guard: tuple[int, object] | None = None,
               columns_first: bool | None = None, floats: bool = False,
-              groups: int | None = None) -> tuple[list[build.Bound], list[tuple]]:
+              groups: int | None = None,
+              stages: bool | None = None) -> tuple[list[build.Bound], list[tuple]]:
         """c = alpha * op(a) @ op(b) + beta * c on row-major device matrices (op(a) = a^T with
         `a_kmajor`, op(b) = b^T with `b_nmajor`) as bound kernels, in order (two with
         split-K), and where alpha and beta sit among their arguments ((bound, index, name)),
         so that a cached layout can change them. op(a) and op(b) may be larger than c
         (zero-padded whole tiles): the kernel writes only c's rows and columns. `guard`:
         (GUARD code, flag buffer) of clgemm.guard, whose two arguments end the kernel's;
-        `columns_first`, `floats`, `groups`: as compiled() (with `floats`, a and b may have
-        any leading dimension and width)."""
+        `columns_first`, `floats`, `groups`, `stages`: as compiled() (with `floats`, a and b
+        may have any leading dimension and width)."""
         m, k = (a.cols, a.rows) if a_kmajor else (a.rows, a.cols)
         n = b.rows if b_nmajor else b.cols
         operands.check_depth(k)
@@ -441,7 +444,7 @@ class GemmPlan:
         # KG sets of work-items along dimension 1, decided once for the build and the launch
         kg = self.groups(m, n, k, s, floats) if groups is None else groups
         prg = self.compiled(m, n, k, a_kmajor, b_nmajor, split_k, unaligned, code, columns_first,
-                            floats, kg)
+                            floats, kg, stages)
         guarded = (flag, np.int32(0)) if code else ()
         q = self.queue
         spread = self.tail(m, n, k) if s == 1 else None
