@@ -15,7 +15,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from . import entries, heuristics, matvec, operands, timing, verify
+from . import entries, matvec, operands, timing, verify
 from .build import BuildError
 
 CHECK_SHAPE = (133, 261, 67)   # odd: partial tiles of every size and vector width
@@ -218,7 +218,7 @@ class Evaluator:
         launched, kmajor = self.layout(plan)
         floats = self.floats(plan)
         splits = plan.splits(*launched, floats=floats)
-        stages = heuristics.stages_c(plan.kernel, plan.params, launched, plan.facts)
+        stages = plan.stages_c(*launched)
         return (*self._check_fresh(plan, shape, splits, kmajor, plan.columns_first(*launched),
                                    plan.groups(*launched, splits, floats), floats,
                                    self.c_unaligned(plan, launched, floats), stages), shape)

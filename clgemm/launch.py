@@ -193,6 +193,9 @@ class GemmPlan:
     def loads(self, m: int, n: int, k: int, floats: bool = False) -> str:
         return heuristics.loads(self.kernel, self.params, (m, n, k), floats)
 
+    def stages_c(self, m: int, n: int, k: int) -> bool:
+        return heuristics.stages_c(self.kernel, self.params, (m, n, k), self.facts)
+
     def pads(self, m: int, n: int, k: int, floats: bool = False) -> bool:
         return heuristics.pads(self.kernel, self.params, (m, n, k), self.facts, self.pad, floats)
 
@@ -361,7 +364,7 @@ class GemmPlan:
         tail_split's launch; GUARD=1 or 2 for clgemm.guard; AB_UNALIGNED with `floats`: A
         and B read a float at a time, reads_floats), since each drops or adds code that
         costs registers in the others. `columns_first`, `groups` (KG: slices of k within a
-        group) and `stages` (heuristics.stages_c) override what this shape takes (the tuner
+        group) and `stages` (stages_c) override what this shape takes (the tuner
         checks at another shape the build it times)."""
         key, opts = self.options_of(m, n, k, a_kmajor, b_nmajor, split_k, c_unaligned, guard,
                                     columns_first, floats, groups, stages)
@@ -398,8 +401,7 @@ class GemmPlan:
         opts += [f"-DKG={kg}"] if kg > 1 else []
         # C stored a float at a time, a row of sums at a time (heuristics.stages_c), where
         # that build keeps this one's resident groups
-        if stages is None:
-            stages = heuristics.stages_c(self.kernel, self.params, (m, n, k), self.facts)
+        stages = self.stages_c(m, n, k) if stages is None else stages
         rows = c_unaligned and kg == 1 and not spread and stages \
             and self._rows_keep_residents(tuple(opts))
         key = (loads, *layout) + (("tail",) if spread else ()) + ((guard,) if guard else ()) \
