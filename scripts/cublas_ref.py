@@ -68,7 +68,8 @@ def main():
     except ValueError:
         ap.error("--sizes takes N,N,... and --shapes MxNxK,... (whole numbers)")
     if any(len(s) != 3 or min(s) < 1 for s in shapes):
-        ap.error("--shapes takes MxNxK,... with each side at least 1")
+        ap.error("--shapes takes MxNxK,... with each side at least 1" if a.shapes
+                 else "--sizes takes N,N,... with each at least 1")
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "gemm": {}}
