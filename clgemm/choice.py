@@ -1,19 +1,36 @@
-"""Which tuned entry of the database a launch at a shape takes: the entries near it that
-can launch here (db.near), the fastest of each tuned shape, and heuristics.choose_entry's
-pick among them, kept per database state. GemmPlan (launch.py) asks it for its parameters."""
+"""What the tuning database gives a launch on a device: its facts for the heuristics, with
+the database's thresholds (facts), and the tuned entry a launch at a shape takes
+(tuned_entry): the entries near it that can launch here (db.near), the fastest of each
+tuned shape, and heuristics.choose_entry's pick among them, kept per database state.
+GemmPlan (launch.py) asks it for both."""
 
 from __future__ import annotations
 
 import pyopencl as cl
 
-from . import db, entries, heuristics, kernels
+from . import db, entries, heuristics, kernels, thresholds
 from .thresholds import Facts
+
+
+def facts(dev: cl.Device) -> Facts:
+    """The device's facts for the heuristics, with its database's thresholds; kept per
+    database state, since gemm()'s uncached path asks for every new shape."""
+    key = (dev.int_ptr, db.version(dev))
+    found = _facts.get(key)
+    if found is None:
+        if len(_facts) > 64:
+            _facts.clear()
+        found = _facts[key] = thresholds.facts(dev, db.thresholds(dev, thresholds.LIMITS))
+    return found
+
+
+_facts: dict[tuple, Facts] = {}
 
 
 def tuned_entry(queue: cl.CommandQueue, kernel: str | None, shape: tuple[int, int, int],
                 f: Facts) -> tuple[str, dict] | None:
     """(kernel, entry) of the tuning database to launch at `shape` (heuristics.choose_entry
-    with the device's facts `f`, launch.facts), kept per database state: choosing plans
+    with the device's facts `f`, facts()), kept per database state: choosing plans
     every near entry."""
     dev = queue.device
     key = (db.stamp(dev), dev.int_ptr, kernel, tuple(shape))

@@ -321,7 +321,7 @@ class MatvecEvaluator(Evaluator):
         return _MatvecRun(dict(params), slices, self._prepared(params, self.target, slices))
 
     def _prepared(self, params: Mapping[str, int], ops: tuple, slices: int | None):
-        from .launch import facts
+        from .choice import facts
         a, b, c = ops[:3]
         return matvec.prepare(self.queue, a, b, c, 1.0, 0.0, facts(self.queue.device),
                               bases={matvec.form_of(self.kernel): matvec.Base(dict(params))},
@@ -330,7 +330,7 @@ class MatvecEvaluator(Evaluator):
     def _own(self, params: Mapping[str, int]) -> matvec.Launch:
         """The target's launch as gemm() plans it with `params` and no tuned count (nothing
         built)."""
-        from .launch import facts
+        from .choice import facts
         dev = self.queue.device
         return matvec.planned(dev, self.shape, facts(dev),
                               {matvec.form_of(self.kernel): matvec.Base(dict(params))})[0]

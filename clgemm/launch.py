@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from . import build, choice, db, heuristics, kernels, operands, thresholds
+from . import build, choice, db, heuristics, kernels, operands
+from .choice import facts
 from . import device as devmod
 from .operands import Matrix, rounded
 
@@ -22,19 +23,6 @@ _LOADS_OPTION = {"exact": ("-DEXACT",), "clamp": ("-DCLAMP",),   # heuristics.lo
 PAD = ("auto", "yes", "no")
 
 
-def facts(dev: cl.Device) -> thresholds.Facts:
-    """The device's facts for the heuristics, with its database's thresholds; kept per
-    database state, since gemm()'s uncached path asks for every new shape."""
-    key = (dev.int_ptr, db.version(dev))
-    found = _facts.get(key)
-    if found is None:
-        if len(_facts) > 64:
-            _facts.clear()
-        found = _facts[key] = thresholds.facts(dev, db.thresholds(dev, thresholds.LIMITS))
-    return found
-
-
-_facts: dict[tuple, thresholds.Facts] = {}
 
 
 _group_fit: dict[tuple, bool] = {}       # GemmPlan._group_fits, per device and configuration

@@ -143,7 +143,7 @@ def _run_matvec(queue: cl.CommandQueue, m: int, n: int, k: int, key: str, params
     rng, ops = _operands(m, n, k, False, False, beta, seed, report)
     opa, opb, c0 = ops
     report(f"compiling kernel {key}")
-    from .launch import facts
+    from .choice import facts
     prep = matvec.prepare(queue, cla.to_device(queue, opa), cla.to_device(queue, opb),
                           None if c0 is None else cla.to_device(queue, c0), alpha, beta,
                           facts(queue.device), bases={form: base})

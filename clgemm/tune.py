@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 
-from . import db, finals, heuristics, kernels, launch, matvec, pool, strategies
+from . import choice, db, finals, heuristics, kernels, matvec, pool, strategies
 from . import device as devmod
 from .build import BuildError
 from .evaluate import Evaluator  # noqa: F401 - what an evaluator= class subclasses
@@ -55,7 +55,7 @@ def tune(kernel: str, m: int, n: int, k: int, *, device_spec: str | None = None,
         raise ValueError(f"no configuration of kernel {kern.key} can run on "
                          f"{db.device_key(dev)}; its defaults: {why}")
     name, note = strategies.choose(strategy, len(valid), budget)
-    if kern.kind == "gemm" and heuristics.matvec((m, n, k), launch.facts(dev)):
+    if kern.kind == "gemm" and heuristics.matvec((m, n, k), choice.facts(dev)):
         form = matvec.FORMS["sweep" if m == 1 else "dot"]
         note = " ".join(filter(None, (note, (
             f"note: gemm() with no kernel named runs {form} at {db.shape_key(m, n, k)}; "

@@ -33,7 +33,7 @@ import numpy as np
 import pyopencl as cl
 
 import clgemm
-from clgemm import bench, choice, contenders, db, device, entries, kernels, launch
+from clgemm import bench, choice, contenders, db, device, entries, kernels
 from clgemm.thresholds import DEFAULTS, LIMITS
 from job_summary import overall      # (scripts/ comes first on the path)
 
@@ -120,7 +120,7 @@ def clear() -> None:
     """Forget the device's facts and the entries chosen with them (choice.tuned_entry keeps
     its choices per database state, not per thresholds: a variant of near_within,
     wave_margin, tile_waste or latency_warps would otherwise reuse the first one's)."""
-    launch._facts.clear()
+    choice._facts.clear()
     choice._chosen.clear()
 
 

@@ -81,7 +81,7 @@ def thresholds(monkeypatch):
     """Sets launch-heuristics thresholds (clgemm.thresholds.DEFAULTS) for one test, over
     the device's database too: on a device with shipped thresholds (the H200) those would
     otherwise win over the test's values."""
-    from clgemm import db, launch, thresholds
+    from clgemm import choice, db, thresholds
     chosen: set[str] = set()
     measured = db.thresholds
     monkeypatch.setattr(db, "thresholds",
@@ -93,9 +93,9 @@ def thresholds(monkeypatch):
             assert name in thresholds.DEFAULTS, name
             monkeypatch.setitem(thresholds.DEFAULTS, name, value)
             chosen.add(name)
-        launch._facts.clear()
+        choice._facts.clear()
     yield set_
-    launch._facts.clear()
+    choice._facts.clear()
 
 
 @pytest.fixture

@@ -224,7 +224,7 @@ def test_the_depth_limit_guards_every_launch_and_the_tuner(queue, rng, monkeypat
     layout each check the depth they launch, and a tune refuses a product too deep before
     any worker starts."""
     from clgemm import matvec, operands, pool
-    from clgemm.launch import facts
+    from clgemm.choice import facts
     seen = []
     real = operands.check_depth
     monkeypatch.setattr(operands, "check_depth", lambda k: seen.append(k) or real(k))

@@ -321,7 +321,7 @@ def test_matvec_corners_of_the_tuned_space(queue, rng, key):
     form, rows as wide as a float4 multiple or not, depth sliced or not."""
     import itertools
 
-    from clgemm.launch import facts
+    from clgemm.choice import facts
     kern, form = kernels.MATVEC[key], matvec.form_of(key)
     corners = [dict(zip([p.name for p in kern.params], values)) for values in
                itertools.product(*[(min(p.space), max(p.space)) for p in kern.params])]

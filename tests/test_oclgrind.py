@@ -28,7 +28,7 @@ RUNNER = textwrap.dedent("""
     from clgemm import device, verify
     q = device.queue(device.select("oclgrind"))
     rng = np.random.default_rng()
-    from clgemm import launch, thresholds
+    from clgemm import choice, launch, thresholds
     generic = dict(thresholds.DEFAULTS)
     for kind, kernel, params, shape, *opts in json.loads(sys.argv[1]):
         opts = opts[0] if opts else {}
@@ -37,7 +37,7 @@ RUNNER = textwrap.dedent("""
         thresholds.DEFAULTS.update(generic, **opts.get("thresholds", {}))
         # C_ROWS where asked: this device reports no registers, so its residents are unknown
         launch.GemmPlan._rows_keep_residents = lambda self, o, rows=opts.get("rows"): bool(rows)
-        launch._facts.clear()
+        choice._facts.clear()
         clgemm.clear_cache()
         if kind == "gemm":
             m, n, k = shape

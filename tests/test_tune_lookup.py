@@ -423,7 +423,7 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     (g*w + latency_warps) / w steps, A's one 4-warp group hides its latency behind no other
     group's: 2/3 x 1/100 against 0.25 x 2/90, so B is taken (as 1999x999x999 took 1024^3's
     8-warp entry rather than 1850^3's 4-warp one, x1.20 as fast on an H100: docs/levers.md)."""
-    from clgemm import choice, launch, thresholds
+    from clgemm import choice, thresholds
     dev = queue.device
     cu = dev.max_compute_units
     a = dict(TSM=64, TSN=128, TSK=16, WPTM=16, WPTN=4, WIDTH=4, PAD=0)    # 128 items
@@ -436,7 +436,7 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     assert thresholds.DEFAULTS["latency_warps"] == 4
     assert GemmPlan(queue, "5", shape=target).params == b
     monkeypatch.setitem(thresholds.DEFAULTS, "latency_warps", 0)    # steps x groups alone
-    launch._facts.clear()
+    choice._facts.clear()
     choice._chosen.clear()
     assert GemmPlan(queue, "5", shape=target).params == a
 
@@ -648,7 +648,7 @@ def test_with_no_kernel_named_the_devices_own_tune_beats_another_devices_entry(
     """Where several kernels were tuned at one shape the fastest speaks, but speeds measured
     on two devices do not compare: a user's own tune (kernel 5 here) goes over a shipped
     entry of a device of the same architecture (kernel 6, faster there) at that shape."""
-    from clgemm import choice, device as devmod, launch
+    from clgemm import choice, device as devmod
     dev, arch = queue.device, "NVIDIA sm_90, 132 compute units"
     p = dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4, WIDTH=4, PAD=0)
     sibling = tmp_path / "sibling.json"
@@ -656,9 +656,9 @@ def test_with_no_kernel_named_the_devices_own_tune_beats_another_devices_entry(
                                    "entries": {"6": {"64x64x64": {"params": p, "gflops": 900.0}}}}))
     monkeypatch.setattr(db, "_shipped", lambda: [sibling])
     monkeypatch.setattr(devmod, "architecture", lambda d: arch)
-    assert choice.tuned_entry(queue, None, (64, 64, 64), launch.facts(dev))[0] == "6"
+    assert choice.tuned_entry(queue, None, (64, 64, 64), choice.facts(dev))[0] == "6"
     db.record_best(dev, "5", 64, 64, 64, dict(p, PAD=1), 5.0)
-    key, entry = choice.tuned_entry(queue, None, (64, 64, 64), launch.facts(dev))
+    key, entry = choice.tuned_entry(queue, None, (64, 64, 64), choice.facts(dev))
     assert (key, entry["params"]["PAD"], "tuned_on" in entry) == ("5", 1, False)
 
 
