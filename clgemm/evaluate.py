@@ -50,8 +50,7 @@ class Evaluator:
         the phase the worker pool runs in parallel, ahead of the device."""
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params, split_k=split_k, workspace=self._work)
-        launched, kmajor = self.layout(plan)
-        floats = self.floats(plan)
+        launched, kmajor, floats = self.target_launch(plan)
         plan.compiled(*launched, kmajor, floats=floats,
                       c_unaligned=self.c_unaligned(plan, launched, floats))
         return plan
@@ -61,10 +60,10 @@ class Evaluator:
         powers of two while the work-groups number at most SPLIT_STAGE_FILL per compute unit
         and the partial sums fit on the device; each as launched (every slice holds a tile
         of k), without repeats. One count for a kernel without split-K."""
-        plan, launched = self._unaided(params)
+        plan, launched, floats = self._unaided(params)
         groups, _ = plan.tiles(*launched)
         cap = SPLIT_STAGE_FILL * self.queue.device.max_compute_units
-        counts = {1, plan.splits(*launched, floats=self.floats(plan))}
+        counts = {1, plan.splits(*launched, floats=floats)}
         s = 2
         while s <= SPLIT_STAGE_MAX and groups * s <= cap:
             counts.add(plan.splits(*launched, s))
@@ -73,16 +72,17 @@ class Evaluator:
         return [s for s in sorted(counts) if plan.workspace_fits(s, m, n)]
 
     def _unaided(self, params: Mapping[str, int]):
-        """(plan, launched shape) of the target with `params` and no tuned count (nothing
-        built)."""
+        """(plan, launched shape, floats) of the target with `params` and no tuned count
+        (nothing built)."""
         from .gemm import GemmPlan
         plan = GemmPlan(self.queue, self.kernel, params)
-        return plan, self.layout(plan)[0]
+        launched, _, floats = self.target_launch(plan)
+        return plan, launched, floats
 
     def unaided_count(self, params: Mapping[str, int]) -> int:
         """The slices of k gemm() cuts the target into with `params` and no tuned count."""
-        plan, launched = self._unaided(params)
-        return plan.splits(*launched, floats=self.floats(plan))
+        plan, launched, floats = self._unaided(params)
+        return plan.splits(*launched, floats=floats)
 
     def split_stage(self, finalists: list[Mapping[str, int]],
                     alive: Callable[[], None] = lambda: None) -> dict:
@@ -160,7 +160,13 @@ class Evaluator:
     def layout(self, plan) -> tuple[tuple[int, int, int], bool]:
         """How gemm() launches the target with this plan: the shape the launch covers
         (`GemmPlan.launched`) and whether A is read K-major (`kmajor_a`)."""
-        return plan.launched(*self.shape, self.floats(plan)), plan.kmajor_a(*self.shape)
+        return self.target_launch(plan)[:2]
+
+    def target_launch(self, plan) -> tuple[tuple[int, int, int], bool, bool]:
+        """layout() and floats() together, each decided once: the methods that need both
+        ask this."""
+        floats = self.floats(plan)
+        return plan.launched(*self.shape, floats), plan.kmajor_a(*self.shape), floats
 
     def floats(self, plan) -> bool:
         """Whether gemm() reads the target's dense device operands where they lie, a float
@@ -184,8 +190,8 @@ class Evaluator:
         tiles; k whole tiles with the target's remainders of m and n, and of k where it is
         whole vectors only), so that build is the one checked and no second compile is
         needed."""
-        launched = self.layout(plan)[0]
-        if plan.loads(*launched, self.floats(plan)) in ("checked", "floats"):
+        launched, _, floats = self.target_launch(plan)
+        if plan.loads(*launched, floats) in ("checked", "floats"):
             return CHECK_SHAPE
         tm, tn = plan.kernel.geometry.tile(plan.params)
         tk = plan.kernel.geometry.depth(plan.params)
@@ -215,8 +221,7 @@ class Evaluator:
         """(relative error, whether it passes: verify.passes, the shape) on fresh random
         data at `check_shape`, launched as the target is (_check_fresh)."""
         shape = self.check_shape(plan)
-        launched, kmajor = self.layout(plan)
-        floats = self.floats(plan)
+        launched, kmajor, floats = self.target_launch(plan)
         splits = plan.splits(*launched, floats=floats)
         stages = plan.stages_c(*launched)
         return (*self._check_fresh(plan, shape, splits, kmajor, plan.columns_first(*launched),
@@ -257,8 +262,7 @@ class Evaluator:
         where gemm() reads the operands where they lie a float at a time (`floats`): then
         rows of k and n floats, as a caller's dense device matrices. C has rows of n floats,
         as gemm()'s fresh output (C_UNALIGNED where n is not whole vectors)."""
-        (mp, np_, kp), kmajor = self.layout(plan)
-        floats = self.floats(plan)
+        (mp, np_, kp), kmajor, floats = self.target_launch(plan)
         key = (plan.align, kmajor, mp, np_, kp, floats)
         if key not in self._mats:
             m, n, _ = self.shape
