@@ -19,7 +19,13 @@ import pyopencl.tools as cl_tools
 
 from . import build
 
-PLAN_CACHE_SIZE = 32      # plans gemm() keeps; each holds its scratch buffers
+# plans gemm() keeps, and the share of the device's memory their scratch
+# (Plan.scratch_bytes) may take together; the newest is kept whatever it holds. With 32
+# plans and no bound on bytes, a loop over more than 32 shapes planned every call (340 us
+# of host time at 16^3 on the H200, where a cached call took 12), and 32 plans of large
+# odd shapes could hold 32 pairs of operand copies
+PLAN_CACHE_SIZE = 256
+PLAN_SCRATCH_SHARE = 1 / 16
 
 
 def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
@@ -185,10 +191,23 @@ express: list = [None]
 
 
 def keep(key: tuple, plan: object) -> None:
-    """Keep `plan` under `key`, dropping the least recently used past PLAN_CACHE_SIZE."""
+    """Keep `plan` under `key`, dropping the least recently used past PLAN_CACHE_SIZE plans
+    or past scratch_bound(plan) bytes of their scratch (counted now: a kept plan's later
+    layouts add to it). A dropped plan's scratch goes back to its pool once its launches
+    are done."""
     plans[key] = plan
-    while len(plans) > PLAN_CACHE_SIZE:
-        plans.popitem(last=False)
+    # list() copies the values in one step, which another thread's move_to_end cannot cut
+    held = sum([p.scratch_bytes for p in list(plans.values())])     # 10 us at 256 plans
+    bound = scratch_bound(plan)
+    while len(plans) > 1 and (len(plans) > PLAN_CACHE_SIZE or held > bound):
+        _, old = plans.popitem(last=False)
+        held -= old.scratch_bytes
+
+
+def scratch_bound(plan: object) -> int:
+    """Bytes of scratch the kept plans may hold: PLAN_SCRATCH_SHARE of the global memory of
+    the device `plan` runs on (8.8 GB on the H200)."""
+    return int(PLAN_SCRATCH_SHARE * plan.queue.device.global_mem_size)
 
 
 def cache_info() -> dict[str, int]:

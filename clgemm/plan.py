@@ -91,6 +91,7 @@ class Plan:
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(self._checked if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
+        self._scratch = self._counted(self._allocate)      # what the plan itself holds
         named = matvec.named(kernel)         # a matrix-vector kernel asked for by name
         if named is not None:
             check_split_k(split_k)           # its slices of the depth
@@ -102,7 +103,7 @@ class Plan:
         self.launch = GemmPlan(queue, None if named else kernel, None if named else params,
                                shape=self.shape, transposed_by=transposed_by, pad=pad,
                                split_k="auto" if named else split_k,
-                               workspace=Workspace(queue.context, self._allocate))
+                               workspace=Workspace(queue.context, self._scratch))
         # one row or column of C and nothing named: a matrix-vector product (clgemm.matvec)
         self.matvec = named is not None or (
             kernel is None and params is None and split_k == "auto"
@@ -297,6 +298,26 @@ class Plan:
         m = v.mem
         return (v.transposed, m.ld, not m.offset, m.offset % 4 == 0), m.buf, m.offset, v
 
+    def _counted(self, allocate: Allocator) -> Allocator:
+        """`allocate`, counting the bytes of scratch it hands this plan (`scratch_bytes`:
+        layouts' copies, split-K's workspace; results are the caller's), so that gemm()'s
+        cache can bound what the plans it keeps hold (cache.keep). A count of what was
+        taken: a workspace grown or a layout dropped leaves it as it was, never lower.
+        The count lives in a list of its own: a closure over self would make every plan
+        a reference cycle, kept (with its pool) until the garbage collector runs."""
+        taken = self._taken = [0]
+
+        def take(nbytes: int):
+            buf = allocate(nbytes)
+            taken[0] += nbytes
+            return buf
+        return take
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Bytes of scratch this plan has taken from its allocator (_counted)."""
+        return self._taken[0]
+
     def _run(self, key: tuple, bufs: tuple, offs: tuple, views: tuple | None, a, b, c,
              alpha: float, beta: float):
         out = pool = None
@@ -373,9 +394,9 @@ class Plan:
                 key, shape = matvec.tuning_job(opa, opb)
                 record.note_shape(self.queue.device, key, *shape)
             prep = matvec.prepare(self.queue, opa, opb, c, alpha, beta, self.launch.facts,
-                                  self._allocate, self._bases, self._slices)
+                                  self._scratch, self._bases, self._slices)
         else:
-            prep = prepare(self.launch, opa, opb, c, alpha, beta, self._allocate, self.guard)
+            prep = prepare(self.launch, opa, opb, c, alpha, beta, self._scratch, self.guard)
         order, result = None, None
         if c is None:
             order, res = ("F" if prep.swap else "C"), prep.out

@@ -24,6 +24,8 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   plan      a clgemm.Plan called as plan(a, b)
   uncached  gemm() with its plan cache emptied before each call (the first-call path,
             programs already built)
+  in_turn   gemm() on 40 shapes in turn, m, m+1, ..., m+39 rows (a loop over more shapes
+            than gemm()'s cache once kept: 32 plans)
   cublas    torch's `a @ b` (cuBLAS, TF32 off) with torch.cuda.synchronize(), where torch
             has CUDA: the same whole call on the other side
 Besides host times, where the call is one kernel, the device span of that kernel when each
@@ -362,6 +364,13 @@ def main() -> None:
             clgemm.clear_cache()
             gemm(queue, a, b)
 
+        rows_of = [cla.to_device(queue, rng.uniform(-1, 1, (m + i, k)).astype(np.float32))
+                   for i in range(40)]
+        turn = iter(range(1 << 62))
+
+        def in_turn():
+            return gemm(queue, rows_of[next(turn) % 40], b)
+
         plan(a, b)
         variant = next(iter(plan._variants.values()))     # the layout plan(a, b) uses
         step = variant.steps[0]
@@ -405,7 +414,8 @@ def main() -> None:
                  "floor": floor,
                  "floor_same": floor_same,
                  "plan": lambda: plan(a, b),
-                 "uncached": uncached}
+                 "uncached": uncached,
+                 "in_turn": in_turn}
         syncs = dict.fromkeys(calls, queue.finish)
         syncs["gemm_wait"] = lambda: last[0].wait()
         syncs["gemm_poll"] = syncs["bound_poll"] = lambda: poll(queue, last[0])
