@@ -200,7 +200,10 @@ def keep(key: tuple, plan: object) -> None:
     held = sum([p.scratch_bytes for p in list(plans.values())])     # 10 us at 256 plans
     bound = scratch_bound(plan)
     while len(plans) > 1 and (len(plans) > PLAN_CACHE_SIZE or held > bound):
-        _, old = plans.popitem(last=False)
+        try:
+            _, old = plans.popitem(last=False)
+        except KeyError:        # another thread's keep emptied it meanwhile
+            break
         held -= old.scratch_bytes
 
 
