@@ -197,7 +197,7 @@ def keep(key: tuple, plan: object) -> None:
     are done."""
     plans[key] = plan
     # list() copies the values in one step, which another thread's move_to_end cannot cut
-    held = sum([p.scratch_bytes for p in list(plans.values())])     # 10 us at 256 plans
+    held = sum([p.scratch_bytes for p in list(plans.values())])   # 32 us at 256 plans (pocl host)
     bound = scratch_bound(plan)
     while len(plans) > 1 and (len(plans) > PLAN_CACHE_SIZE or held > bound):
         try:
