@@ -191,7 +191,7 @@ class Bound:
                                           self.local_size, wait_for=wait_for)
 
     def set(self, index: int, value: object) -> None:
-        self.knl.set_arg(index, value)
+        set_arg(self.knl, index, value)
         self.args[index] = value
 
 
@@ -207,6 +207,16 @@ def _scalar_setter():
 set_scalar: Callable[[cl.Kernel, int, np.generic], None] = _scalar_setter()
 """set_scalar(knl, index, value): a numpy scalar (np.int32, np.float32) as argument
 `index` of `knl`, by the fastest setter this pyopencl has."""
+
+
+def set_arg(knl: cl.Kernel, index: int, value: object) -> None:
+    """Argument `index` of `knl`: a numpy scalar by set_scalar, anything else (a buffer,
+    None) by Kernel.set_arg. Kernel.set_args took 57 us for gemm's 11 arguments on pocl's
+    host, these 6 (2026-12-07)."""
+    if isinstance(value, np.generic):
+        set_scalar(knl, index, value)
+    else:
+        knl.set_arg(index, value)
 
 
 class BoundCopy:
@@ -234,13 +244,8 @@ def bind(queue: cl.CommandQueue, program: cl.Program, name: str, global_size: tu
         knl = idle.pop() if idle else None
         if knl is None:   # made under the lock: pyopencl sets up its argument setter then
             knl = cl.Kernel(program, name)
-        # one argument at a time, numpy scalars by the raw-bytes setter: Kernel.set_args
-        # took 57 us for gemm's 11 arguments on pocl's host, this 6 (2026-12-07)
         for index, value in enumerate(args):
-            if isinstance(value, np.generic):
-                set_scalar(knl, index, value)
-            else:
-                knl.set_arg(index, value)
+            set_arg(knl, index, value)
     bound = Bound(queue, knl, tuple(global_size), tuple(local_size), list(args))
     # a kernel object captures its arguments when enqueued, so once nothing can enqueue
     # it again it may be handed out with other arguments
