@@ -33,30 +33,12 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None, shape: tuple[int, in
     with the device's facts `f`, facts()), kept per database state: choosing plans
     every near entry."""
     dev = queue.device
-    key = (db.stamp(dev), dev.int_ptr, kernel, tuple(shape))
+    stamp = db.stamp(dev)
+    key = (stamp, dev.int_ptr, kernel, tuple(shape))
     if key in _chosen:
         return _chosen[key]
-    # a kernel's own entries and, on a tie or where it has none as near, those of kernels
-    # whose parameters mean the same (siblings); without a kernel, every GEMM kernel's but
-    # the ones taken only by name (opt_in)
-    keys = None if kernel is None else [kernel, *kernels.siblings(kernel)]
-    every = db.near(dev, keys, *shape, within=float("inf"),
-                    usable=lambda k, e: (kernel is not None or (k in kernels.GEMM
-                                                                and not kernels.get(k).opt_in))
-                    and _fits(dev, kernel or k, k, e))
-    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks,
-        # among this device's own entries before another device's (db "tuned_on"): speeds
-        # measured on two devices do not compare, and a user's own tune must count
-        best: dict[tuple, tuple[str, dict]] = {}
-
-        def rank(e: dict) -> tuple[bool, float]:
-            return "tuned_on" not in e, e["gflops"]
-        for ke in every:
-            seen = best.get(ke[1]["shape"])
-            if seen is None or rank(ke[1]) > rank(seen[1]):
-                best[ke[1]["shape"]] = ke
-        every = [ke for ke in every if best[ke[1]["shape"]] is ke]
-    choice = heuristics.choose_entry(every, kernel, shape, f)
+    ranked = db.nearest_first(_candidates(dev, kernel, stamp), tuple(shape))
+    choice = heuristics.choose_entry(ranked, kernel, shape, f)
     if len(_chosen) > 4096:
         _chosen.clear()
     _chosen[key] = choice
@@ -64,6 +46,55 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None, shape: tuple[int, in
 
 
 _chosen: dict[tuple, tuple[str, dict] | None] = {}
+
+
+def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[int, str, dict]]:
+    """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
+    db.nearest_first, kept per database state: which entries fit the device does not
+    depend on the shape, and asking each entry (kernel_spec.violations) for every new
+    shape took most of a new plan's host time (1.1-1.8 ms a Plan with the H200's entries
+    on pocl's host, 2026-12-07). A kernel's own entries come first and, on a tie or where
+    it has none as near, those of kernels whose parameters mean the same (siblings);
+    without a kernel, every GEMM kernel's but the ones taken only by name (opt_in)."""
+    key = (stamp, dev.int_ptr, kernel)
+    found = _usable.get(key)
+    if found is not None:
+        return found
+    every = db.entries_for(dev)
+    keys = list(every) if kernel is None else [kernel, *kernels.siblings(kernel)]
+    found = [(0 if kernel is None else i, k, e) for i, k in enumerate(keys)
+             for e in every.get(k, {}).values()
+             if (kernel is not None or (k in kernels.GEMM and not kernels.get(k).opt_in))
+             and _fits(dev, kernel or k, k, e)]
+    if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks,
+        # among this device's own entries before another device's (db "tuned_on"): speeds
+        # measured on two devices do not compare, and a user's own tune must count
+        best: dict[tuple, tuple[int, str, dict]] = {}
+
+        def rank(e: dict) -> tuple[bool, float]:
+            return "tuned_on" not in e, e["gflops"]
+        for t in found:
+            seen = best.get(t[2]["shape"])
+            if seen is None or rank(t[2]) > rank(seen[2]):
+                best[t[2]["shape"]] = t
+        found = [t for t in found if best[t[2]["shape"]] is t]
+    if len(_usable) > 64:
+        _usable.clear()
+    _usable[key] = found
+    return found
+
+
+_usable: dict[tuple, list[tuple[int, str, dict]]] = {}
+
+
+def forget() -> None:
+    """Forget the facts, entries and choices kept per database state: they are kept per
+    state, not per thresholds, so a caller that changes the thresholds in process (a
+    benchmark of variants, a test) makes the next plan work them out again, as a new
+    shape's first call does."""
+    _facts.clear()
+    _chosen.clear()
+    _usable.clear()
 
 
 def _fits(dev: cl.Device, kernel: str, key: str, entry: dict) -> bool:

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -357,13 +357,19 @@ def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: 
     found."""
     entries = entries_for(dev)
     keys = [kernel] if isinstance(kernel, str) else list(kernel or entries)
-    rank = {key: (i if kernel is not None else 0) for i, key in enumerate(keys)}
-    found = [(round(distance(e["shape"], (m, n, k)), 6), rank[key], -e["gflops"], key, e)
-             for key in keys for e in entries.get(key, {}).values()]
-    found.sort(key=lambda f: f[:3])
-    if usable is not None:
-        found = [f for f in found if usable(f[3], f[4])]
-    return closest([(key, e) for *_, key, e in found], (m, n, k), within)
+    found = [(i if kernel is not None else 0, key, e)
+             for i, key in enumerate(keys) for e in entries.get(key, {}).values()
+             if usable is None or usable(key, e)]
+    return closest(nearest_first(found, (m, n, k)), (m, n, k), within)
+
+
+def nearest_first(found: Iterable[tuple[int, str, dict]],
+                  shape: tuple[int, int, int]) -> list[tuple[str, dict]]:
+    """(kernel, entry) pairs of (order, kernel, entry) triples, the entry tuned nearest
+    `shape` first; ties: the lower order (near's kernel named first), then the faster."""
+    ranked = sorted(((round(distance(e["shape"], shape), 6), order, -e["gflops"], key, e)
+                     for order, key, e in found), key=lambda f: f[:3])
+    return [(key, e) for *_, key, e in ranked]
 
 
 def closest(ranked: list[tuple[str, dict]], shape: tuple[int, int, int],

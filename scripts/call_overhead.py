@@ -22,8 +22,10 @@ and of the call plus queue.finish(), after a warm-up, the contenders interleaved
   floor_same  floor without pointing the kernel at its output again where the pool handed
             back the buffer it already points at: what setting that argument costs
   plan      a clgemm.Plan called as plan(a, b)
-  uncached  gemm() with its plan cache emptied before each call (the first-call path,
-            programs already built)
+  uncached  gemm() with its plan cache and its choices of entries emptied before each
+            call (a new shape's first call, programs already built)
+  plan_new  clgemm.Plan(queue, m, n, k) made with the choices of entries emptied: a new
+            shape's planning, before its first call lays it out
   in_turn   gemm() on 40 shapes in turn, m, m+1, ..., m+39 rows (a loop over more shapes
             than gemm()'s cache once kept: 32 plans)
   cublas    torch's `a @ b` (cuBLAS, TF32 off) with torch.cuda.synchronize(), where torch
@@ -45,15 +47,18 @@ import argparse
 import functools
 import itertools
 import json
+import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
 import clgemm
-from clgemm import arrays, entries, kernels
+from clgemm import arrays, choice, db, entries, kernels
 
 
 def gemm_kernel(text: str) -> str:
@@ -238,7 +243,7 @@ def pieces(queue, a, b, plan, step, bound_args, number: int = 2000) -> dict[str,
     import threading
     import timeit
 
-    from clgemm import db, operands
+    from clgemm import operands
     import importlib
     gemm_module = importlib.import_module("clgemm.gemm")
     from clgemm.operands import F32
@@ -315,6 +320,17 @@ def marks(queue, a, b, repeat: int) -> dict[str, float]:
     return {name: statistics.median(v) for name, v in parts.items()}
 
 
+def own_database(dev: cl.Device, path: str) -> None:
+    """`path`'s entries and thresholds as `dev`'s own database, in a fresh CLGEMM_HOME: the
+    host time of choosing among a GPU's entries, timed on any device (pocl's on CI)."""
+    os.environ["CLGEMM_HOME"] = tempfile.mkdtemp(prefix="clgemm-overhead-")
+    doc = json.loads(Path(path).read_text())
+    doc["device"] = db.device_key(dev)
+    mine = Path(db.db_path(dev))
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(json.dumps(doc))
+
+
 def shapes(text: str) -> list[tuple[int | str, tuple[int, int, int]]]:
     """--sizes as (label, (m, n, k)): N for N^3 (label N), or MxNxK (label the text)."""
     out = []
@@ -346,9 +362,20 @@ def main() -> None:
     ap.add_argument("--idle", default="", help="spin:US or sleep:US before each timed call")
     ap.add_argument("--only", default=None,
                     help="the contenders to time, comma-separated (default: all)")
+    ap.add_argument("--database", default=None,
+                    help="a database file (e.g. clgemm/tuned/nvidia-h200.json) whose entries "
+                         "and thresholds this device takes as its own, in a fresh CLGEMM_HOME")
     args = ap.parse_args()
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
+    if args.database:
+        own_database(queue.device, args.database)
+    wanted = args.only.split(",") if args.only else [
+        "bare", "bound", "bound_args", "gemm", "gemm_c", "gemm_flush", "gemm_wait", "gemm_poll",
+        "bound_poll", "floor", "floor_same", "plan", "uncached", "plan_new", "in_turn", "cublas"]
+    # what a shape not planned before finds: no choice of entry kept for it (the facts and the
+    # entries that fit the device, kept per database state, are found as for any shape)
+    forget = choice._chosen.clear
     prg = cl.Program(ctx, "__kernel void empty(__global float *x) {}").build()
     knl = cl.Kernel(prg, "empty")
     rows = []
@@ -363,18 +390,24 @@ def main() -> None:
 
         def uncached():
             clgemm.clear_cache()
+            forget()
             gemm(queue, a, b)
 
         rows_of = [cla.to_device(queue, rng.uniform(-1, 1, (m + i, k)).astype(np.float32))
-                   for i in range(40)]
+                   for i in range(40 if "in_turn" in wanted else 0)]
         turn = itertools.cycle(rows_of)
 
         def in_turn():
             return gemm(queue, next(turn), b)
 
-        plan(a, b)
-        variant = next(iter(plan._variants.values()))     # the layout plan(a, b) uses
-        step = variant.steps[0]
+        # the layout plan(a, b) uses, for the contenders that launch its kernel themselves
+        # (laid out only for them: pocl takes minutes to build a GPU entry's large tiles)
+        variant = step = None
+        if args.pieces or {"bound", "bound_args", "bound_poll", "floor", "floor_same",
+                           "plan"} & set(wanted):
+            plan(a, b)
+            variant = next(iter(plan._variants.values()))
+            step = variant.steps[0]
 
         def bound_args():
             for k_, i, r in variant.kslots:
@@ -383,7 +416,7 @@ def main() -> None:
 
         last: list = [None]          # the last call's event, for the waits on it
         pool = clgemm.memory_pool(queue)
-        out_slot = [(k_, i) for k_, i, r in variant.kslots if r == 3]
+        out_slot = [(k_, i) for k_, i, r in variant.kslots if r == 3] if variant else []
 
         def floor():
             out = pool(4 * m * n)
@@ -416,6 +449,7 @@ def main() -> None:
                  "floor_same": floor_same,
                  "plan": lambda: plan(a, b),
                  "uncached": uncached,
+                 "plan_new": lambda: (forget(), clgemm.Plan(queue, m, n, k, kernel=args.kernel)),
                  "in_turn": in_turn}
         syncs = dict.fromkeys(calls, queue.finish)
         syncs["gemm_wait"] = lambda: last[0].wait()
@@ -423,8 +457,7 @@ def main() -> None:
         torch_side = cublas_calls(m, n, k)
         if torch_side is not None:
             calls["cublas"], syncs["cublas"] = torch_side[0], torch_side[1]
-        if args.only:
-            calls = {name: calls[name] for name in args.only.split(",") if name in calls}
+        calls = {name: calls[name] for name in wanted if name in calls}
         alone: dict[str, list[float]] = {name: [] for name in calls}
         synced: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(args.rounds):
@@ -456,7 +489,9 @@ def main() -> None:
                 print(f"{size}: device spans of the {name}'s launches (us): " + ", ".join(
                     f"{s['name']} {s['span_us']:.1f} (gap {s['gap_before_us']:.1f})"
                     for s in rep["steps"]) + f"; whole {rep['whole_us']:.1f}")
-        spans = None if args.kernel else kernel_spans(ctx, a, b, args.repeat)
+        # (not where only plans were made or the bare kernel run: nothing of gemm()'s ran)
+        ran = set(calls) - {"bare", "plan_new", "cublas"}
+        spans = None if args.kernel or not ran else kernel_spans(ctx, a, b, args.repeat)
         if spans is not None:
             row["kernel_span_synced_us"], row["kernel_span_back_to_back_us"] = spans
         if "cublas" in calls:

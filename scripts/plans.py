@@ -120,8 +120,7 @@ def clear() -> None:
     """Forget the device's facts and the entries chosen with them (choice.tuned_entry keeps
     its choices per database state, not per thresholds: a variant of near_within,
     wave_margin, tile_waste or latency_warps would otherwise reuse the first one's)."""
-    choice._facts.clear()
-    choice._chosen.clear()
+    choice.forget()
 
 
 def main() -> None:

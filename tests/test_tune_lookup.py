@@ -132,6 +132,26 @@ def test_choice_is_kept_until_the_database_changes(queue, monkeypatch):
     assert len(chosen) == 3
 
 
+def test_which_entries_fit_is_asked_once_per_database_state(queue, monkeypatch):
+    """Whether an entry fits the device does not depend on the shape: a new shape's plan
+    ranks the entries already found to fit (asking each entry again for every new shape
+    took most of a new plan's host time), and a database write asks afresh."""
+    from clgemm import choice
+    dev = queue.device
+    for k in (64, 128, 256):
+        db.record_best(dev, "3", 64, 64, k, dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4), 10.0)
+    asked = []
+    real = choice._fits
+    monkeypatch.setattr(choice, "_fits", lambda *a: asked.append(a[3]["shape"]) or real(*a))
+    for k in (70, 90, 200, 300):                 # four new shapes, one database state
+        assert GemmPlan(queue, "3", shape=(64, 64, k)).params["TSM"] == 32
+    assert sorted(asked) == [(64, 64, 64), (64, 64, 128), (64, 64, 256)]
+    near = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2)
+    db.record_best(dev, "3", 64, 64, 100, near, 12.0)       # a write: asked again, and taken
+    assert GemmPlan(queue, "3", shape=(64, 64, 101)).params == near
+    assert len(asked) == 7
+
+
 def test_database_write_is_atomic(queue, monkeypatch):
     dev = queue.device
     path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)
@@ -436,8 +456,7 @@ def test_a_unit_with_fewer_groups_runs_each_faster(queue, monkeypatch):
     assert thresholds.DEFAULTS["latency_warps"] == 4
     assert GemmPlan(queue, "5", shape=target).params == b
     monkeypatch.setitem(thresholds.DEFAULTS, "latency_warps", 0)    # steps x groups alone
-    choice._facts.clear()
-    choice._chosen.clear()
+    choice.forget()
     assert GemmPlan(queue, "5", shape=target).params == a
 
 
