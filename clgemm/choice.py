@@ -52,8 +52,8 @@ def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[
     """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
     db.nearest_first, kept per database state: which entries fit the device does not
     depend on the shape, and asking each entry (kernel_spec.violations) for every new
-    shape took most of a new plan's host time (1.1-1.8 ms a Plan with the H200's entries
-    on pocl's host, 2026-12-07). A kernel's own entries come first and, on a tie or where
+    shape took most of a new plan's host time (855-1528 us a Plan with the H200's entries
+    on pocl's host against 202-832 since: results/pocl/plan-new-2026-12-07-0d7c0cf.txt). A kernel's own entries come first and, on a tie or where
     it has none as near, those of kernels whose parameters mean the same (siblings);
     without a kernel, every GEMM kernel's but the ones taken only by name (opt_in)."""
     key = (stamp, dev.int_ptr, kernel)
