@@ -52,20 +52,21 @@ def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[
     """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
     db.nearest_first, kept per database state: which entries fit the device does not
     depend on the shape, and asking each entry (kernel_spec.violations) for every new
-    shape took most of a new plan's host time (855-1528 us a Plan with the H200's entries
-    on pocl's host against 202-832 since: results/pocl/plan-new-2026-12-07-0d7c0cf.txt). A kernel's own entries come first and, on a tie or where
-    it has none as near, those of kernels whose parameters mean the same (siblings);
-    without a kernel, every GEMM kernel's but the ones taken only by name (opt_in)."""
+    shape took most of a new plan's host time (855-1528 us a Plan with the H200's
+    entries on pocl's host against 202-832 since:
+    results/pocl/plan-new-2026-12-07-0d7c0cf.txt). A kernel's own entries come first
+    and, on a tie or where it has none as near, those of kernels whose parameters mean
+    the same (siblings); without a kernel, every GEMM kernel's but the ones taken only by
+    name (opt_in)."""
     key = (stamp, dev.int_ptr, kernel)
     found = _usable.get(key)
     if found is not None:
         return found
-    every = db.entries_for(dev)
-    keys = list(every) if kernel is None else [kernel, *kernels.siblings(kernel)]
-    found = [(0 if kernel is None else i, k, e) for i, k in enumerate(keys)
-             for e in every.get(k, {}).values()
-             if (kernel is not None or (k in kernels.GEMM and not kernels.get(k).opt_in))
-             and _fits(dev, kernel or k, k, e)]
+    def usable(k: str, e: dict) -> bool:
+        allowed = kernel is not None or (k in kernels.GEMM and not kernels.get(k).opt_in)
+        return allowed and _fits(dev, kernel or k, k, e)
+    keys = None if kernel is None else [kernel, *kernels.siblings(kernel)]
+    found = db.candidates(dev, keys, usable)
     if kernel is None:     # where several kernels were tuned at one shape, the fastest speaks,
         # among this device's own entries before another device's (db "tuned_on"): speeds
         # measured on two devices do not compare, and a user's own tune must count

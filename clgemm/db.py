@@ -355,12 +355,19 @@ def near(dev: cl.Device, kernel: str | Sequence[str] | None, m: int, n: int, k: 
     nearest first (ties: the kernel named first, then the faster). Without a kernel, every
     kernel's entries. With `usable`, entries it refuses are left out before the nearest is
     found."""
+    return closest(nearest_first(candidates(dev, kernel, usable), (m, n, k)), (m, n, k), within)
+
+
+def candidates(dev: cl.Device, kernel: str | Sequence[str] | None,
+               usable: Callable[[str, dict], bool] | None = None) -> list[tuple[int, str, dict]]:
+    """(order, kernel, entry) of `kernel`'s entries (several kernels: each one's, its order
+    its place in the list; none: every kernel's, all of order 0), those `usable` refuses
+    left out: what nearest_first ranks, for near and for choices kept across shapes."""
     entries = entries_for(dev)
     keys = [kernel] if isinstance(kernel, str) else list(kernel or entries)
-    found = [(i if kernel is not None else 0, key, e)
-             for i, key in enumerate(keys) for e in entries.get(key, {}).values()
-             if usable is None or usable(key, e)]
-    return closest(nearest_first(found, (m, n, k)), (m, n, k), within)
+    return [(i if kernel is not None else 0, key, e)
+            for i, key in enumerate(keys) for e in entries.get(key, {}).values()
+            if usable is None or usable(key, e)]
 
 
 def nearest_first(found: Iterable[tuple[int, str, dict]],

@@ -91,7 +91,8 @@ class Plan:
         # takes from its own pool (memory_pool), and clgemm's own allocations take one lock
         self._allocate = _serialised(self._checked if allocator is not None
                                      else lambda nbytes: memory_pool(queue)(nbytes))
-        self._scratch = self._counted(self._allocate)      # what the plan itself holds
+        self._taken = [0]                # bytes of scratch: scratch_bytes, _counted
+        self._scratch = _counted(self._allocate, self._taken)   # what the plan itself holds
         named = matvec.named(kernel)         # a matrix-vector kernel asked for by name
         if named is not None:
             check_split_k(split_k)           # its slices of the depth
@@ -298,21 +299,6 @@ class Plan:
         m = v.mem
         return (v.transposed, m.ld, not m.offset, m.offset % 4 == 0), m.buf, m.offset, v
 
-    def _counted(self, allocate: Allocator) -> Allocator:
-        """`allocate`, counting the bytes of scratch it hands this plan (`scratch_bytes`:
-        layouts' copies, split-K's workspace; results are the caller's), so that gemm()'s
-        cache can bound what the plans it keeps hold (cache.keep). A count of what was
-        taken: a workspace grown or a layout dropped leaves it as it was, never lower.
-        The count lives in a list of its own: a closure over self would make every plan
-        a reference cycle, kept (with its pool) until the garbage collector runs."""
-        taken = self._taken = [0]
-
-        def take(nbytes: int):
-            buf = allocate(nbytes)
-            taken[0] += nbytes
-            return buf
-        return take
-
     @property
     def scratch_bytes(self) -> int:
         """Bytes of scratch this plan has taken from its allocator (_counted)."""
@@ -485,6 +471,20 @@ def _product(plan: Plan) -> str:
 
 
 _NO_OFFSETS = (0, 0, 0)
+
+
+def _counted(allocate: Allocator, taken: list[int]) -> Allocator:
+    """`allocate`, adding the bytes of scratch it hands a plan to taken[0]
+    (Plan.scratch_bytes: layouts' copies, split-K's workspace; results are the caller's),
+    so that gemm()'s cache can bound what the plans it keeps hold (cache.keep). A count of
+    what was taken: a workspace grown or a layout dropped leaves it as it was, never lower.
+    The count lives in a list of its own: a closure over the plan would make every plan a
+    reference cycle, kept (with its pool) until the garbage collector runs."""
+    def take(nbytes: int):
+        buf = allocate(nbytes)
+        taken[0] += nbytes
+        return buf
+    return take
 
 
 def _check_allocator(allocator: object) -> None:

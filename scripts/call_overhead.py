@@ -369,10 +369,15 @@ def main() -> None:
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
     if args.database:
-        own_database(queue.device, args.database)
-    wanted = args.only.split(",") if args.only else [
-        "bare", "bound", "bound_args", "gemm", "gemm_c", "gemm_flush", "gemm_wait", "gemm_poll",
-        "bound_poll", "floor", "floor_same", "plan", "uncached", "plan_new", "in_turn", "cublas"]
+        try:
+            own_database(queue.device, args.database)
+        except (OSError, ValueError) as e:
+            ap.error(f"--database {args.database}: cannot read a database from it ({e})")
+    only = args.only.split(",") if args.only else None
+
+    def wanted(*names: str) -> bool:
+        """Whether a contender of `names` is timed (what only they need is made only then)."""
+        return only is None or any(name in only for name in names)
     # what a shape not planned before finds: no choice of entry kept for it (the facts and the
     # entries that fit the device, kept per database state, are found as for any shape)
     forget = choice._chosen.clear
@@ -394,7 +399,7 @@ def main() -> None:
             gemm(queue, a, b)
 
         rows_of = [cla.to_device(queue, rng.uniform(-1, 1, (m + i, k)).astype(np.float32))
-                   for i in range(40 if "in_turn" in wanted else 0)]
+                   for i in range(40 if wanted("in_turn") else 0)]
         turn = itertools.cycle(rows_of)
 
         def in_turn():
@@ -403,8 +408,8 @@ def main() -> None:
         # the layout plan(a, b) uses, for the contenders that launch its kernel themselves
         # (laid out only for them: pocl takes minutes to build a GPU entry's large tiles)
         variant = step = None
-        if args.pieces or {"bound", "bound_args", "bound_poll", "floor", "floor_same",
-                           "plan"} & set(wanted):
+        if args.pieces or wanted("bound", "bound_args", "bound_poll", "floor", "floor_same",
+                                 "plan"):
             plan(a, b)
             variant = next(iter(plan._variants.values()))
             step = variant.steps[0]
@@ -457,7 +462,8 @@ def main() -> None:
         torch_side = cublas_calls(m, n, k)
         if torch_side is not None:
             calls["cublas"], syncs["cublas"] = torch_side[0], torch_side[1]
-        calls = {name: calls[name] for name in wanted if name in calls}
+        if only is not None:
+            calls = {name: calls[name] for name in only if name in calls}
         alone: dict[str, list[float]] = {name: [] for name in calls}
         synced: dict[str, list[float]] = {name: [] for name in calls}
         for _ in range(args.rounds):
