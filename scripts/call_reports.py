@@ -159,3 +159,12 @@ def marks(queue, a, b, repeat: int) -> dict[str, float]:
     finally:
         cl.enqueue_nd_range_kernel = enqueue0
     return {name: statistics.median(v) for name, v in parts.items()}
+
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Run them through scripts/call_overhead.py: --pieces, --python, --marks, --steps.")
+    ap.parse_args()
+    ap.error("nothing to run on its own: give scripts/call_overhead.py the report's option")
