@@ -312,7 +312,11 @@ def get(key: object, kind: str = "gemm") -> Kernel:
     """Look a kernel up by number or name among `kind`'s ("tunable": the GEMM kernels and
     the matrix-vector ones, which the tuner and the database know); the error lists them."""
     tables = (GEMM, MATVEC) if kind == "tunable" else (_TABLES[kind],)
-    k = str(key).strip()
+    k = key if type(key) is str else str(key).strip()
+    for t in tables:               # by key first: the planner asks this on every prediction
+        if k in t:
+            return t[k]
+    k = k.strip()
     for kern in (v for t in tables for v in t.values()):
         if k in (kern.key, kern.name):
             return kern
