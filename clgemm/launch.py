@@ -104,6 +104,8 @@ class GemmPlan:
         self.pad, self.split_k = pad, (split_k if split_k == "auto" else int(split_k))
         self.queue = queue
         self.facts = facts(queue.device)
+        self._kept_for: tuple | None = None       # _kept's answers and what they hold for
+        self._answers: dict[tuple, object] = {}
         tuned = choice.tuned_entry(queue, None if kernel is None else str(kernel), shape,
                                    self.facts) if shape is not None else None
         key = kernel if kernel is not None else (tuned[0] if tuned else kernels.DEFAULT_GEMM)
@@ -202,16 +204,36 @@ class GemmPlan:
 
     def splits(self, m: int, n: int, k: int, asked: int | str | None = None,
                floats: bool = False) -> int:
-        return heuristics.splits(self.kernel, self.params, (m, n, k), self.facts,
-                                 self.split_k if asked is None else asked, self.tuned_split,
-                                 self.pad, self.resident, floats)
+        """heuristics.splits, kept (_kept): a new shape's layout asks it about ten times of
+        one product (decide, tail, groups), half of that layout's host time on pocl."""
+        return self._kept(("splits", m, n, k, asked, floats), lambda: heuristics.splits(
+            self.kernel, self.params, (m, n, k), self.facts,
+            self.split_k if asked is None else asked, self.tuned_split, self.pad,
+            self.resident, floats))
 
     def tail(self, m: int, n: int, k: int) -> tuple[int, int] | None:
-        """(tail_from, slices) of heuristics.tail_split, or None: never with split-K."""
-        if self.resident is None or self.splits(m, n, k) > 1:
-            return None
-        r = heuristics.resident(self.kernel, self.params, (m, n, k), self.resident)
-        return heuristics.tail_split(self.kernel, self.params, (m, n, k), self.facts, r)
+        """(tail_from, slices) of heuristics.tail_split, or None: never with split-K; kept."""
+        def spread():
+            if self.resident is None or self.splits(m, n, k) > 1:
+                return None
+            r = heuristics.resident(self.kernel, self.params, (m, n, k), self.resident)
+            return heuristics.tail_split(self.kernel, self.params, (m, n, k), self.facts, r)
+        return self._kept(("tail", m, n, k), spread)
+
+    def _kept(self, question: tuple, answer: Callable[[], object]):
+        """`question`'s answer, worked out once for what answers depend on, which a caller
+        may set after construction: facts, parameters, their tuned slices and residents,
+        the slices and padding asked for."""
+        state = (self.facts, self.kernel.key, tuple(self.params.items()), self.split_k,
+                 self.pad, self.tuned_split,
+                 None if self.resident is None else tuple(self.resident.items()))
+        held = self._kept_for
+        if (held is None or held[0] is not state[0] or held[1:] != state[1:]
+                or len(self._answers) > 256):         # (one plan asked at many shapes)
+            self._kept_for, self._answers = state, {}
+        if question not in self._answers:
+            self._answers[question] = answer()
+        return self._answers[question]
 
     def tail_sums(self, m: int, n: int, k: int, spread: tuple[int, int]) -> tuple[int, int]:
         """The shape of tail_split's partial sums as one matrix: a TSM x TSN block a piece."""

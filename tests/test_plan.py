@@ -768,3 +768,28 @@ def test_an_unhashable_allocator_is_not_kept_and_raises_nothing(queue, rng):
     got = clgemm.gemm(queue, cla.to_device(queue, a), cla.to_device(queue, b),
                       allocator=Unhashable())
     assert verify.passes(got.get(), verify.reference(a, b), 6, a, b)
+
+
+def test_a_configuration_works_each_launch_question_out_once(queue, monkeypatch):
+    """A new shape's layout asked heuristics.splits about ten times of the same product
+    (decide, tail, groups): GemmPlan keeps each answer, for as long as what it depends on
+    holds. Set afterwards, the resident groups, the slices asked for or the facts are
+    questions of their own again."""
+    from clgemm import heuristics, launch
+    asked = []
+    real = heuristics.splits
+    monkeypatch.setattr(heuristics, "splits", lambda *a, **k: asked.append(a[2]) or real(*a, **k))
+    plan = launch.GemmPlan(queue, "5", dict(P5), shape=(300, 200, 1000))
+    first = plan.describe(300, 200, 1000, False)
+    n = len(asked)
+    assert n
+    assert plan.describe(300, 200, 1000, False) == first and len(asked) == n
+    plan.split_k = 2                     # what the answers depend on changed: asked again
+    assert plan.splits(300, 200, 1000) == 2 and len(asked) == n + 1
+    plan.split_k = "auto"
+    assert plan.describe(300, 200, 1000, False) == first and len(asked) > n + 1
+    before = len(asked)
+    plan.facts = type(plan.facts)(plan.facts.compute_units, plan.facts.max_alloc,
+                                  dict(plan.facts.thresholds))
+    plan.splits(300, 200, 1000)
+    assert len(asked) == before + 1
