@@ -123,6 +123,15 @@ def clear() -> None:
     choice.forget()
 
 
+
+def write_rows(path: str, q: cl.CommandQueue, rows: list[dict]) -> None:
+    """The rows so far, with the device and the command, replacing the file atomically."""
+    tmp = Path(path).with_name(Path(path).name + ".part")
+    with open(tmp, "w") as f:
+        json.dump({"device": q.device.name.strip(), "driver": q.device.driver_version.strip(),
+                   "command": " ".join(sys.argv), "rows": rows}, f, indent=1, default=str)
+    tmp.replace(path)
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -187,6 +196,8 @@ def main() -> None:
         for row, _, _ in live:
             row.update(status="ok", call_ms_median=statistics.median(times[id(row)]),
                        call_ms_rounds=times[id(row)])
+        if args.json:                  # after each shape: a run cut short keeps what ran
+            write_rows(args.json, q, rows)
     print(f"{q.device.name.strip()} | {q.device.driver_version.strip()} | whole calls, "
           f"median of {args.rounds} interleaved rounds' medians (ms)")
     print(f"{'shape':<18} {'variant':<14} {'ms':>9} {'x first':>8} {'x cublas':>9}  plan")
@@ -207,10 +218,6 @@ def main() -> None:
                   f"{(cub / t if t and cub else float('nan')):9.3f}  {what}")
     for line in against_first(rows, [v[0] for v in variants]):
         print(line)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": q.device.name.strip(), "driver": q.device.driver_version.strip(),
-                       "command": " ".join(sys.argv), "rows": rows}, f, indent=1, default=str)
 
 
 if __name__ == "__main__":
