@@ -37,8 +37,9 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None, shape: tuple[int, in
     key = (stamp, dev.int_ptr, kernel, tuple(shape))
     if key in _chosen:
         return _chosen[key]
-    ranked = db.nearest_first(_candidates(dev, kernel, stamp), tuple(shape))
-    choice = heuristics.choose_entry(ranked, kernel, shape, f)
+    found, own = _candidates(dev, kernel, stamp, f)
+    ranked = db.nearest_first(found, tuple(shape))
+    choice = heuristics.choose_entry(ranked, kernel, shape, f, own)
     if len(_chosen) > 4096:
         _chosen.clear()
     _chosen[key] = choice
@@ -48,9 +49,12 @@ def tuned_entry(queue: cl.CommandQueue, kernel: str | None, shape: tuple[int, in
 _chosen: dict[tuple, tuple[str, dict] | None] = {}
 
 
-def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[int, str, dict]]:
+def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple,
+                f: Facts) -> tuple[list[tuple[int, str, dict]], dict[int, float]]:
     """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
-    db.nearest_first, kept per database state: which entries fit the device does not
+    db.nearest_first, and choose_entry's `own` steps of each at its tuned shape, kept per
+    database state and facts (`f`; a new shape's plan predicted each near entry at its own
+    shape again, half of the predictions): which entries fit the device does not
     depend on the shape, and asking each entry (kernel_spec.violations) for every new
     shape took most of a new plan's host time (855-1528 us a Plan with the H200's
     entries on pocl's host against 202-832 since:
@@ -59,9 +63,9 @@ def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[
     the same (siblings); without a kernel, every GEMM kernel's but the ones taken only by
     name (opt_in)."""
     key = (stamp, dev.int_ptr, kernel)
-    found = _usable.get(key)
-    if found is not None:
-        return found
+    kept = _usable.get(key)
+    if kept is not None and kept[2] is f:
+        return kept[0], kept[1]
     def usable(k: str, e: dict) -> bool:
         allowed = kernel is not None or (k in kernels.GEMM and not kernels.get(k).opt_in)
         return allowed and _fits(dev, kernel or k, k, e)
@@ -81,11 +85,11 @@ def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple) -> list[tuple[
         found = [t for t in found if best[t[2]["shape"]] is t]
     if len(_usable) > 64:
         _usable.clear()
-    _usable[key] = found
-    return found
+    _usable[key] = (found, {}, f)
+    return found, _usable[key][1]
 
 
-_usable: dict[tuple, list[tuple[int, str, dict]]] = {}
+_usable: dict[tuple, tuple[list[tuple[int, str, dict]], dict[int, float], Facts]] = {}
 
 
 def forget() -> None:

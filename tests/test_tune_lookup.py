@@ -152,6 +152,32 @@ def test_which_entries_fit_is_asked_once_per_database_state(queue, monkeypatch):
     assert len(asked) == 7
 
 
+def test_an_entry_is_predicted_at_its_own_shape_once_per_database_state(queue, monkeypatch):
+    """choose_entry predicts each near entry at the new shape over its steps at its own
+    tuned shape; the latter does not depend on the new shape, so new shapes reuse it (it
+    was half of a new shape's predictions), until a database write."""
+    from clgemm.heuristics import waves
+    dev = queue.device
+    resident = {"resident": {"checked": 2, "exact": 2}}      # (what choose_entry predicts by)
+    own = [(64, 64, 64), (64, 64, 128), (64, 64, 256)]
+    for shape in own:
+        db.record_best(dev, "3", *shape, dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4), 10.0,
+                       resident)
+    asked = []
+    real = waves.wave_steps
+    monkeypatch.setattr(waves, "wave_steps",
+                        lambda *a, **k: asked.append(tuple(a[2])) or real(*a, **k))
+    for k in (100, 110, 90):                     # three new shapes near all three entries
+        GemmPlan(queue, "3", shape=(64, 64, k))
+    at_own = sorted(s for s in asked if s in own)
+    assert at_own == own                         # each entry once, not once a shape
+    assert any(s == (64, 64, 110) for s in asked)    # the new shapes were predicted
+    db.record_best(dev, "3", 64, 64, 512, dict(TSM=32, TSN=32, TSK=8, WPTM=4, WPTN=4), 9.0,
+                   resident)                     # a write: the next plan predicts afresh
+    GemmPlan(queue, "3", shape=(64, 64, 120))
+    assert len([s for s in asked if s in own]) > len(own)
+
+
 def test_database_write_is_atomic(queue, monkeypatch):
     dev = queue.device
     path = db.record_best(dev, "2", 64, 64, 64, {"TS": 8}, 10.0)

@@ -157,7 +157,7 @@ def entry_split(entry: Mapping) -> tuple[Shape, int] | None:
 
 
 def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, shape: Shape,
-                 f: Facts) -> tuple[str, dict] | None:
+                 f: Facts, own: dict[int, float] | None = None) -> tuple[str, dict] | None:
     """Of (kernel key, entry) pairs ranked nearest first (db.near, usable ones only), the
     one to launch at `shape`: entries whose tiles waste over tile_waste times the least are
     passed over (but one tuned at this very shape), then of those within near_within of the
@@ -172,7 +172,9 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
     fast at 39 shapes, the worst a 32 x 128 entry at a wave of 4 groups a unit
     (results/h100/README.md). The wave prediction carries farther than near_within, but
     less surely: it knows nothing of a far entry's float build or caches, so only a large
-    predicted gain (far_margin) takes one (thresholds.py has the measurements)."""
+    predicted gain (far_margin) takes one (thresholds.py has the measurements). `own`, where
+    given, keeps each entry's steps at its own tuned shape (by id), which no new shape
+    changes: the caller keeps it for as long as these candidates and facts hold."""
     from .. import db
     if not candidates:
         return None
@@ -210,8 +212,12 @@ def choose_entry(candidates: Sequence[tuple[str, dict]], kernel: str | None, sha
         cut = (edge_peel(kn, e["params"], shape, f, e["resident"], split)
                if e is near[0][1] else None)
         at = shape if cut is None else (*cut, shape[2])
-        return (ms * wave_steps(kn, e["params"], at, f, e["resident"], split)
-                / wave_steps(kn, e["params"], e["shape"], f, e["resident"], split))
+        base = None if own is None else own.get(id(e))
+        if base is None:
+            base = wave_steps(kn, e["params"], e["shape"], f, e["resident"], split)
+            if own is not None:
+                own[id(e)] = base
+        return ms * wave_steps(kn, e["params"], at, f, e["resident"], split) / base
 
     times = [predicted(ke) for ke in near]
     best = min(range(1, len(near)), key=lambda i: times[i] * margins[i])
