@@ -51,21 +51,32 @@ _chosen: dict[tuple, tuple[str, dict] | None] = {}
 
 def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple,
                 f: Facts) -> tuple[list[tuple[int, str, dict]], dict[int, float]]:
-    """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
-    db.nearest_first, and choose_entry's `own` steps of each at its tuned shape, kept per
-    database state and facts (`f`; a new shape's plan predicted each near entry at its own
-    shape again, half of the predictions): which entries fit the device does not
+    """The entries `kernel` may launch with on `dev` (_usable_entries), kept per database
+    state, and choose_entry's `own` steps of each at its tuned shape, kept with them for as
+    long as the facts `f` are the same (a new shape's plan predicted each near entry at its
+    own shape again, half of the predictions). Which entries fit the device does not
     depend on the shape, and asking each entry (kernel_spec.violations) for every new
     shape took most of a new plan's host time (855-1528 us a Plan with the H200's
     entries on pocl's host against 202-832 since:
-    results/pocl/plan-new-2026-12-07-0d7c0cf.txt). A kernel's own entries come first
-    and, on a tie or where it has none as near, those of kernels whose parameters mean
-    the same (siblings); without a kernel, every GEMM kernel's but the ones taken only by
-    name (opt_in)."""
+    results/pocl/plan-new-2026-12-07-0d7c0cf.txt)."""
     key = (stamp, dev.int_ptr, kernel)
     kept = _usable.get(key)
-    if kept is not None and kept[2] is f:
-        return kept[0], kept[1]
+    if kept is None or kept[1] is not f:
+        if len(_usable) > 64:
+            _usable.clear()
+        found = _usable_entries(dev, kernel) if kept is None else kept[0]
+        kept = _usable[key] = (found, f, {})
+    return kept[0], kept[2]
+
+
+_usable: dict[tuple, tuple[list[tuple[int, str, dict]], Facts, dict[int, float]]] = {}
+
+
+def _usable_entries(dev: cl.Device, kernel: str | None) -> list[tuple[int, str, dict]]:
+    """(order, kernel, entry) of the entries `kernel` may launch with on `dev`, for
+    db.nearest_first. A kernel's own entries come first and, on a tie or where it has none
+    as near, those of kernels whose parameters mean the same (siblings); without a kernel,
+    every GEMM kernel's but the ones taken only by name (opt_in)."""
     def usable(k: str, e: dict) -> bool:
         allowed = kernel is not None or (k in kernels.GEMM and not kernels.get(k).opt_in)
         return allowed and _fits(dev, kernel or k, k, e)
@@ -83,13 +94,7 @@ def _candidates(dev: cl.Device, kernel: str | None, stamp: tuple,
             if seen is None or rank(t[2]) > rank(seen[2]):
                 best[t[2]["shape"]] = t
         found = [t for t in found if best[t[2]["shape"]] is t]
-    if len(_usable) > 64:
-        _usable.clear()
-    _usable[key] = (found, {}, f)
-    return found, _usable[key][1]
-
-
-_usable: dict[tuple, tuple[list[tuple[int, str, dict]], dict[int, float], Facts]] = {}
+    return found
 
 
 def forget() -> None:

@@ -123,7 +123,6 @@ def clear() -> None:
     choice.forget()
 
 
-
 def write_rows(path: str, q: cl.CommandQueue, rows: list[dict]) -> None:
     """The rows so far, with the device and the command, replacing the file atomically."""
     tmp = Path(path).with_name(Path(path).name + ".part")
@@ -131,6 +130,7 @@ def write_rows(path: str, q: cl.CommandQueue, rows: list[dict]) -> None:
         json.dump({"device": q.device.name.strip(), "driver": q.device.driver_version.strip(),
                    "command": " ".join(sys.argv), "rows": rows}, f, indent=1, default=str)
     tmp.replace(path)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

@@ -146,6 +146,10 @@ def test_which_entries_fit_is_asked_once_per_database_state(queue, monkeypatch):
     for k in (70, 90, 200, 300):                 # four new shapes, one database state
         assert GemmPlan(queue, "3", shape=(64, 64, k)).params["TSM"] == 32
     assert sorted(asked) == [(64, 64, 64), (64, 64, 128), (64, 64, 256)]
+    f = choice.facts(dev)                        # other facts: the same entries fit
+    other = type(f)(f.compute_units, f.max_alloc, dict(f.thresholds))
+    assert choice.tuned_entry(queue, "3", (64, 64, 80), other)[1]["params"]["TSM"] == 32
+    assert len(asked) == 3
     near = dict(TSM=16, TSN=16, TSK=8, WPTM=2, WPTN=2)
     db.record_best(dev, "3", 64, 64, 100, near, 12.0)       # a write: asked again, and taken
     assert GemmPlan(queue, "3", shape=(64, 64, 101)).params == near
