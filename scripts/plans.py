@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -148,6 +149,9 @@ def main() -> None:
                     help="register kernel KERNEL built from FILE as KERNEL-NAME, for a "
                          "variant's kernel=KERNEL-NAME (a probe of a kernel change)")
     args = ap.parse_args()
+    if args.json and not os.access(Path(args.json).resolve().parent, os.W_OK):
+        ap.error(f"--json {args.json}: its folder {Path(args.json).resolve().parent} does not "
+                 f"exist or cannot be written (the rows are written after each shape)")
     for spec in args.source:
         base, _, rest = spec.partition(":")
         name, _, path = rest.partition("=")

@@ -108,3 +108,15 @@ def test_plans_versions_refuses_a_version_without_its_package(tmp_path):
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
         assert words in r.stderr
+
+
+def test_plans_names_a_json_folder_it_cannot_write(tmp_path):
+    """scripts/plans.py writes --json after each shape, so that a run cut short keeps what
+    ran: a folder that is not there is named by argparse (exit 2) before any shape runs,
+    not met as a traceback after the first."""
+    target = tmp_path / "missing" / "rows.json"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "plans.py"), "--shapes",
+                        "16x16x16", "--variant", "gemm:", "--json", str(target)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert f"--json {target}: its folder {target.parent} does not exist" in r.stderr
